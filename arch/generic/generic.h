@@ -1,0 +1,30 @@
+/* Prototypes of the C reference kernels; reachable from src/ only through
+ * the kernel table (gl_kernels_init_generic). */
+#ifndef GENLOOP_ARCH_GENERIC_H
+#define GENLOOP_ARCH_GENERIC_H
+
+#include "kernels.h"
+
+GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_generic);
+
+GL_DECL_MATMUL_FN(gl_matmul_f32_generic);
+GL_DECL_MATMUL_FN(gl_matmul_f16_generic);
+GL_DECL_MATMUL_FN(gl_matmul_bf16_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q8_0_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q4_0_generic);
+
+GL_DECL_DEQUANT_FN(gl_dequant_f32_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_f16_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_bf16_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_q8_0_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_q4_0_generic);
+
+GL_DECL_RMSNORM_FN(gl_rmsnorm_generic);
+GL_DECL_SWIGLU_FN(gl_swiglu_generic);
+
+GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_generic);
+GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f16_generic);
+GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f32_generic);
+GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f16_generic);
+
+#endif

@@ -1,0 +1,31 @@
+#include "arch/generic/generic.h"
+
+void gl_kernels_init_generic(gl_kernels *k)
+{
+    *k = (gl_kernels){ .name = "generic" };
+    k->quantize_q8_0 = gl_quantize_q8_0_generic;
+
+    k->matmul[GGUF_T_F32] = gl_matmul_f32_generic;
+    k->matmul[GGUF_T_F16] = gl_matmul_f16_generic;
+    k->matmul[GGUF_T_BF16] = gl_matmul_bf16_generic;
+    k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_generic;
+    k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_generic;
+
+    k->dequant[GGUF_T_F32] = gl_dequant_f32_generic;
+    k->dequant[GGUF_T_F16] = gl_dequant_f16_generic;
+    k->dequant[GGUF_T_BF16] = gl_dequant_bf16_generic;
+    k->dequant[GGUF_T_Q8_0] = gl_dequant_q8_0_generic;
+    k->dequant[GGUF_T_Q4_0] = gl_dequant_q4_0_generic;
+
+    for (int t = 0; t < GGUF_T_COUNT; t++)
+        k->act_type[t] = GGUF_T_F32;
+    k->act_type[GGUF_T_Q8_0] = GGUF_T_Q8_0;
+    k->act_type[GGUF_T_Q4_0] = GGUF_T_Q8_0;
+
+    k->rmsnorm = gl_rmsnorm_generic;
+    k->swiglu = gl_swiglu_generic;
+    k->attn_scores[GL_KV_F32] = gl_attn_scores_f32_generic;
+    k->attn_scores[GL_KV_F16] = gl_attn_scores_f16_generic;
+    k->attn_accum[GL_KV_F32] = gl_attn_accum_f32_generic;
+    k->attn_accum[GL_KV_F16] = gl_attn_accum_f16_generic;
+}

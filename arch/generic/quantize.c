@@ -1,0 +1,22 @@
+/* Activation quantization, bit-exact with GGUF's reference quantizer so a
+ * SIMD version can be checked for equality, not closeness. */
+#include <math.h>
+
+#include "arch/generic/generic.h"
+#include "half.h"
+
+GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_generic)
+{
+    block_q8_0 *out = y;
+    for (int b = 0; b < n / QK8_0; b++) {
+        const float *xb = x + b * QK8_0;
+        float amax = 0.0f;
+        for (int j = 0; j < QK8_0; j++)
+            amax = fmaxf(amax, fabsf(xb[j]));
+        const float d = amax / 127.0f;
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        out[b].d = gl_f32_to_f16(d);
+        for (int j = 0; j < QK8_0; j++)
+            out[b].qs[j] = (int8_t)nearbyintf(xb[j] * id);
+    }
+}

@@ -1,0 +1,213 @@
+/* genloop — a CPU runtime for quantized language models stored as GGUF.
+ *
+ * This is the only public header. Every call that can fail takes a
+ * gl_error * (may be NULL) and returns a status code; on failure the error
+ * holds a one-line message naming what went wrong and where. The library
+ * never aborts on bad input and never prints on its own. */
+#ifndef GENLOOP_H
+#define GENLOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(GENLOOP_BUILD) && defined(__GNUC__)
+#define GL_API __attribute__((visibility("default")))
+#else
+#define GL_API
+#endif
+
+#define GENLOOP_VERSION "0.1.0"
+
+/* ---- errors ------------------------------------------------------------ */
+
+typedef enum gl_status {
+    GL_OK = 0,
+    GL_ERR_IO = 1,          /* file missing, unreadable, not a regular file  */
+    GL_ERR_FORMAT = 2,      /* malformed or hostile GGUF                      */
+    GL_ERR_UNSUPPORTED = 3, /* valid file, but something we cannot run        */
+    GL_ERR_NOMEM = 4,       /* an allocation failed or would be too large     */
+    GL_ERR_ARG = 5,         /* a caller passed an invalid argument            */
+    GL_ERR_CPU = 6,         /* the requested backend cannot run on this CPU   */
+} gl_status;
+
+typedef struct gl_error {
+    gl_status code;
+    char msg[512];
+} gl_error;
+
+/* ---- CPU features and kernel backends --------------------------------- */
+
+/* Names the backends this build knows, best last: "generic", "avx2", ...
+ * Returns the number written (at most cap). */
+GL_API int gl_backend_list(const char **names, int cap);
+/* The backend chosen for this CPU (honouring GENLOOP_BACKEND if set). */
+GL_API const char *gl_backend_default(void);
+/* Whether this build has the backend and this CPU can run it. */
+GL_API gl_status gl_backend_check(const char *name, gl_error *err);
+/* Space-separated list of the CPU features detected, e.g. "sse4.2 avx avx2 fma f16c". */
+GL_API const char *gl_cpu_features(void);
+
+/* ---- models ------------------------------------------------------------ */
+
+typedef struct gl_model gl_model;
+
+typedef struct gl_model_params {
+    const char *backend; /* NULL: best for this CPU (or GENLOOP_BACKEND)  */
+    bool vocab_only;     /* load just the tokenizer (vocabulary GGUFs)    */
+} gl_model_params;
+
+GL_API gl_model_params gl_model_default_params(void);
+GL_API gl_status gl_model_load(gl_model **out, const char *path, const gl_model_params *params,
+                               gl_error *err);
+GL_API void gl_model_free(gl_model *m);
+
+typedef struct gl_model_info {
+    const char *arch;      /* general.architecture                          */
+    const char *name;      /* general.name or ""                            */
+    const char *backend;   /* kernel backend in use                          */
+    uint32_t gguf_version;
+    int n_vocab, n_ctx_train, dim, n_layers, n_heads, n_kv_heads, ffn_dim, head_dim;
+    float norm_eps, rope_freq_base, rope_scale;
+    uint64_t n_tensors;
+    uint64_t weight_bytes;   /* bytes of all tensors as stored            */
+    uint64_t file_bytes;
+    uint64_t type_counts[32]; /* tensors per GGUF type id (0..31)         */
+    uint64_t type_bytes[32];
+    bool has_weights;
+    int bos_id, eos_id;
+    bool add_bos;
+} gl_model_info;
+
+GL_API void gl_model_get_info(const gl_model *m, gl_model_info *info);
+GL_API const char *gl_type_name(int gguf_type);
+/* Bytes of KV cache one sequence of n_ctx positions needs. */
+GL_API uint64_t gl_model_kv_bytes(const gl_model *m, int n_ctx);
+
+/* ---- tokenizer --------------------------------------------------------- */
+
+/* Tokenizes len bytes of text. Writes at most cap ids to out; returns the
+ * number of tokens the text has (may exceed cap: call again with more room)
+ * or -1 on error. */
+GL_API int gl_tokenize(const gl_model *m, const char *text, size_t len, bool add_bos,
+                       int32_t *out, int cap, gl_error *err);
+
+/* Streams token text safely: bytes of a UTF-8 character split over several
+ * tokens come out once the character is whole. */
+typedef struct gl_detok {
+    unsigned char pending[8];
+    int n_pending;
+    bool after_bos; /* strip the leading space SentencePiece adds */
+} gl_detok;
+
+GL_API void gl_detok_init(gl_detok *d);
+/* Appends the text of token id to out (cap bytes, NUL-terminated); returns
+ * the number of bytes written, excluding the NUL. 64 bytes of room always
+ * suffice for one token. */
+GL_API int gl_detok_push(const gl_model *m, gl_detok *d, int32_t id, char *out, size_t cap);
+/* Flushes an incomplete trailing sequence (as U+FFFD). */
+GL_API int gl_detok_flush(gl_detok *d, char *out, size_t cap);
+
+/* ---- contexts: KV cache and forward pass ------------------------------- */
+
+typedef struct gl_ctx gl_ctx;
+
+typedef struct gl_ctx_params {
+    int n_ctx;     /* KV slots per sequence; 0: the model's context length */
+    int n_threads; /* 0: physical cores                                   */
+    int n_batch;   /* most tokens per forward pass; 0: 512                 */
+    int n_keep;    /* leading positions the ring never evicts; 0: none    */
+} gl_ctx_params;
+
+GL_API gl_ctx_params gl_ctx_default_params(void);
+GL_API gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *p, gl_error *err);
+GL_API void gl_ctx_free(gl_ctx *c);
+GL_API int gl_ctx_n_ctx(const gl_ctx *c);
+/* Positions consumed so far. */
+GL_API int gl_ctx_pos(const gl_ctx *c);
+/* Forgets every position. */
+GL_API void gl_ctx_reset(gl_ctx *c);
+
+/* Feeds n tokens at the next positions. When logits is non-NULL it receives
+ * n_vocab floats per fed token if all_logits, else for the last one only. */
+GL_API gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits,
+                             bool all_logits, gl_error *err);
+
+/* ---- sampling ---------------------------------------------------------- */
+
+typedef struct gl_sampler_params {
+    float temp;           /* 0: greedy                                     */
+    int top_k;            /* 0: off                                        */
+    float top_p;          /* 1: off                                        */
+    float min_p;          /* 0: off                                        */
+    float repeat_penalty; /* 1: off                                        */
+    int repeat_last_n;    /* window of the repetition penalty              */
+    uint64_t seed;
+} gl_sampler_params;
+
+typedef struct gl_sampler gl_sampler;
+
+GL_API gl_sampler_params gl_sampler_default_params(void);
+GL_API gl_status gl_sampler_create(gl_sampler **out, int n_vocab, const gl_sampler_params *p,
+                                   gl_error *err);
+GL_API void gl_sampler_free(gl_sampler *s);
+/* Picks the next token from logits (n_vocab floats, modified in place);
+ * history holds the tokens so far, for the repetition penalty. */
+GL_API int32_t gl_sampler_sample(gl_sampler *s, float *logits, const int32_t *history,
+                                 int n_history);
+/* The probabilities the sampler would draw from (after penalties, top-k,
+ * top-p, min-p and temperature), for tests and tools. probs has n_vocab
+ * entries; filtered-out tokens get 0. */
+GL_API void gl_sampler_probs(gl_sampler *s, const float *logits, const int32_t *history,
+                             int n_history, float *probs);
+
+/* ---- generation loop --------------------------------------------------- */
+
+typedef enum gl_stop_reason {
+    GL_STOP_NONE = 0,
+    GL_STOP_EOS,     /* the model emitted end-of-sequence         */
+    GL_STOP_LENGTH,  /* n_predict tokens were generated           */
+    GL_STOP_CONTEXT, /* the context is full and the ring is off   */
+    GL_STOP_STRING,  /* a stop string appeared in the text        */
+    GL_STOP_CALLBACK /* the token callback asked to stop          */
+} gl_stop_reason;
+
+GL_API const char *gl_stop_reason_name(gl_stop_reason r); /* "eos", "length", ... */
+
+typedef struct gl_gen_params {
+    int n_predict;        /* most tokens to generate; < 0: unlimited      */
+    bool ring;            /* keep going past a full context (sliding window) */
+    gl_sampler_params sampling;
+} gl_gen_params;
+
+GL_API gl_gen_params gl_gen_default_params(void);
+
+/* Called with each generated token and the text it completes (possibly
+ * empty while a UTF-8 character is incomplete); return false to stop. */
+typedef bool (*gl_token_cb)(void *user, int32_t id, const char *text, size_t len);
+
+typedef struct gl_gen_result {
+    int n_prompt;
+    int n_generated;
+    gl_stop_reason stop;
+    double prefill_ms, decode_ms;
+} gl_gen_result;
+
+/* Prefills prompt (n_prompt ids) into a fresh context, then samples and
+ * decodes until a stop. Generated ids go to out_tokens (cap entries; more
+ * are generated than fit only when cap < n_predict). */
+GL_API gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt,
+                             const gl_gen_params *p, gl_token_cb cb, void *user,
+                             int32_t *out_tokens, int cap, gl_gen_result *res, gl_error *err);
+
+GL_API int gl_model_n_vocab(const gl_model *m);
+GL_API int gl_model_eos(const gl_model *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

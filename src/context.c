@@ -1,0 +1,174 @@
+/* Context lifetime: every buffer the forward pass touches is allocated
+ * here, once, sized for n_batch tokens. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "error.h"
+
+gl_ctx_params gl_ctx_default_params(void)
+{
+    return (gl_ctx_params){ .n_ctx = 0, .n_threads = 0, .n_batch = 0 };
+}
+
+/* size = a * b * c bytes, or 0 on overflow */
+static size_t mul3(size_t a, size_t b, size_t c)
+{
+    size_t r;
+    if (__builtin_mul_overflow(a, b, &r) || __builtin_mul_overflow(r, c, &r))
+        return 0;
+    return r;
+}
+
+gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, gl_error *err)
+{
+    *out = NULL;
+    if (!m->has_weights)
+        return gl_fail(err, GL_ERR_ARG, "the model was loaded without weights (vocabulary only)");
+    gl_ctx_params p = params ? *params : gl_ctx_default_params();
+    const gl_config *cfg = &m->cfg;
+    if (p.n_ctx < 0 || p.n_threads < 0 || p.n_batch < 0 || p.n_keep < 0)
+        return gl_fail(err, GL_ERR_ARG, "negative context parameter");
+    if (p.n_ctx == 0)
+        p.n_ctx = cfg->n_ctx_train;
+    if (p.n_ctx > (1 << 24))
+        return gl_fail(err, GL_ERR_ARG, "context size %d is too large (at most %d)", p.n_ctx,
+                       1 << 24);
+    if (p.n_keep >= p.n_ctx)
+        return gl_fail(err, GL_ERR_ARG, "--keep %d must be smaller than the context size %d",
+                       p.n_keep, p.n_ctx);
+    if (p.n_threads == 0)
+        p.n_threads = gl_physical_cores();
+    if (p.n_batch == 0)
+        p.n_batch = 512;
+    if (p.n_batch > 4096)
+        p.n_batch = 4096;
+
+    gl_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory");
+    c->m = m;
+    c->k = &m->k;
+    c->n_ctx = p.n_ctx;
+    c->n_keep = p.n_keep;
+    c->n_batch = p.n_batch;
+    c->n_threads = p.n_threads;
+    c->kv_type = GL_KV_F16;
+    c->kv_elem = sizeof(uint16_t);
+
+    const size_t nb = (size_t)p.n_batch, dim = (size_t)cfg->dim;
+    const size_t hd = (size_t)cfg->head_dim;
+    const size_t q_dim = (size_t)cfg->n_heads * hd, kv_dim = (size_t)cfg->n_kv_heads * hd;
+    const size_t ffn = (size_t)cfg->ffn_dim;
+    const size_t max_in = ffn > q_dim ? (ffn > dim ? ffn : dim) : (q_dim > dim ? q_dim : dim);
+    c->kv_row_bytes = kv_dim * c->kv_elem;
+    const size_t cache_bytes = mul3((size_t)cfg->n_layers, (size_t)p.n_ctx, c->kv_row_bytes);
+    c->xq_stride = (max_in + QK8_0 - 1) / QK8_0 * sizeof(block_q8_0);
+
+    gl_status st = gl_threadpool_create(&c->pool, p.n_threads, err);
+    if (st) {
+        free(c);
+        return st;
+    }
+    if (!cache_bytes || !(c->k_cache = malloc(cache_bytes)) ||
+        !(c->v_cache = malloc(cache_bytes))) {
+        gl_ctx_free(c);
+        return gl_fail(err, GL_ERR_NOMEM,
+                       "cannot allocate the KV cache for %d positions: %llu bytes needed",
+                       p.n_ctx, 2ull * (unsigned long long)cache_bytes);
+    }
+    c->x = malloc(nb * dim * sizeof(float));
+    c->xb = malloc(nb * dim * sizeof(float));
+    c->q = malloc(nb * q_dim * sizeof(float));
+    c->kcur = malloc(nb * kv_dim * sizeof(float));
+    c->vcur = malloc(nb * kv_dim * sizeof(float));
+    c->att = malloc(nb * q_dim * sizeof(float));
+    c->hb = malloc(nb * ffn * sizeof(float));
+    c->hb2 = malloc(nb * ffn * sizeof(float));
+    c->k_chunk = malloc(nb * c->kv_row_bytes);
+    c->v_chunk = malloc(nb * c->kv_row_bytes);
+    c->xq = malloc(nb * c->xq_stride);
+    c->rope_cs = malloc(nb * (size_t)cfg->rope_dim * sizeof(float));
+    c->rope_inv_freq = malloc((size_t)cfg->rope_dim / 2 * sizeof(double));
+    c->scores = malloc((size_t)p.n_threads * (size_t)p.n_ctx * sizeof(float));
+    c->runs = malloc(nb * GL_MAX_RUNS * sizeof(gl_kv_run));
+    c->n_runs = malloc(nb * sizeof(int));
+    if (!c->x || !c->xb || !c->q || !c->kcur || !c->vcur || !c->att || !c->hb || !c->hb2 ||
+        !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores ||
+        !c->runs || !c->n_runs) {
+        gl_ctx_free(c);
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
+    }
+    for (int i = 0; i < cfg->rope_dim / 2; i++)
+        c->rope_inv_freq[i] = pow((double)cfg->rope_freq_base, -2.0 * i / cfg->rope_dim);
+    *out = c;
+    return GL_OK;
+}
+
+void gl_ctx_free(gl_ctx *c)
+{
+    if (!c)
+        return;
+    gl_threadpool_free(c->pool);
+    free(c->k_cache);
+    free(c->v_cache);
+    free(c->x);
+    free(c->xb);
+    free(c->q);
+    free(c->kcur);
+    free(c->vcur);
+    free(c->att);
+    free(c->hb);
+    free(c->hb2);
+    free(c->k_chunk);
+    free(c->v_chunk);
+    free(c->xq);
+    free(c->rope_cs);
+    free(c->rope_inv_freq);
+    free(c->scores);
+    free(c->runs);
+    free(c->n_runs);
+    free(c);
+}
+
+int gl_ctx_n_ctx(const gl_ctx *c)
+{
+    return c->n_ctx;
+}
+
+int gl_ctx_pos(const gl_ctx *c)
+{
+    return c->pos;
+}
+
+void gl_ctx_reset(gl_ctx *c)
+{
+    c->pos = 0;
+}
+
+gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits, bool all_logits,
+                      gl_error *err)
+{
+    if (n < 0)
+        return gl_fail(err, GL_ERR_ARG, "negative token count");
+    const size_t n_vocab = (size_t)c->m->cfg.n_vocab;
+    for (int done = 0; done < n;) {
+        const int nb = n - done < c->n_batch ? n - done : c->n_batch;
+        const bool last = done + nb == n;
+        float *dst = NULL;
+        int first = nb;
+        if (logits && all_logits) {
+            dst = logits + (size_t)done * n_vocab;
+            first = 0;
+        } else if (logits && last) {
+            dst = logits;
+            first = nb - 1;
+        }
+        gl_status st = gl_forward(c, tokens + done, nb, dst, first, err);
+        if (st)
+            return st;
+        done += nb;
+    }
+    return GL_OK;
+}

@@ -1,0 +1,30 @@
+/* CPU features, detected once. The only global mutable state the library
+ * owns is this table, written under pthread_once. */
+#ifndef GENLOOP_SRC_CPU_H
+#define GENLOOP_SRC_CPU_H
+
+#include <stdint.h>
+
+enum gl_cpu_flag {
+    GL_CPU_SSE42 = 1u << 0,
+    GL_CPU_AVX = 1u << 1,
+    GL_CPU_AVX2 = 1u << 2,
+    GL_CPU_FMA = 1u << 3,
+    GL_CPU_F16C = 1u << 4,
+    GL_CPU_AVX512F = 1u << 5,
+    GL_CPU_AVX512BW = 1u << 6,
+    GL_CPU_AVX512VL = 1u << 7,
+    GL_CPU_AVX512DQ = 1u << 8,
+    GL_CPU_AVX512VNNI = 1u << 9,
+    GL_CPU_NEON = 1u << 16,
+    GL_CPU_DOTPROD = 1u << 17,
+    GL_CPU_I8MM = 1u << 18,
+};
+
+/* Flags of this CPU, with OS support for the register state checked. */
+uint32_t gl_cpu_flags(void);
+
+/* Implemented per architecture (arch/x86/cpu.c, arch/arm/cpu.c, or a stub). */
+uint32_t gl_cpu_detect_arch(void);
+
+#endif

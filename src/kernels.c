@@ -1,0 +1,114 @@
+/* Backend registry and selection. Adding an ISA means one folder under
+ * arch/ and one entry in backends[] below. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "cpu.h"
+#include "error.h"
+#include "kernels.h"
+
+typedef struct gl_backend {
+    const char *name;
+    uint32_t needs; /* CPU flags the backend's kernels execute */
+    void (*init)(gl_kernels *k);
+} gl_backend;
+
+#if GL_HAVE_AVX2
+void gl_kernels_init_avx2(gl_kernels *k);
+#endif
+#if GL_HAVE_AVX512
+void gl_kernels_init_avx512(gl_kernels *k);
+#endif
+#if GL_HAVE_NEON
+void gl_kernels_init_neon(gl_kernels *k);
+#endif
+
+/* Ascending preference; each init starts from the generic table. */
+static const gl_backend backends[] = {
+    { "generic", 0, gl_kernels_init_generic },
+#if GL_HAVE_AVX2
+    { "avx2", GL_CPU_AVX2 | GL_CPU_FMA | GL_CPU_F16C, gl_kernels_init_avx2 },
+#endif
+#if GL_HAVE_AVX512
+    { "avx512", GL_CPU_AVX512F | GL_CPU_AVX512BW | GL_CPU_AVX512VL | GL_CPU_AVX512DQ
+                  | GL_CPU_AVX2 | GL_CPU_FMA | GL_CPU_F16C,
+      gl_kernels_init_avx512 },
+#endif
+#if GL_HAVE_NEON
+    { "neon", GL_CPU_NEON, gl_kernels_init_neon },
+#endif
+};
+enum { n_backends = sizeof backends / sizeof backends[0] };
+
+static const gl_backend *find_backend(const char *name)
+{
+    for (int i = 0; i < n_backends; i++)
+        if (strcmp(backends[i].name, name) == 0)
+            return &backends[i];
+    return NULL;
+}
+
+static int runnable(const gl_backend *b)
+{
+    return (gl_cpu_flags() & b->needs) == b->needs;
+}
+
+int gl_backend_list(const char **names, int cap)
+{
+    int n = 0;
+    for (int i = 0; i < n_backends && n < cap; i++)
+        names[n++] = backends[i].name;
+    return n;
+}
+
+static const char *best_backend(void)
+{
+    const char *best = "generic";
+    for (int i = 0; i < n_backends; i++)
+        if (runnable(&backends[i]))
+            best = backends[i].name;
+    return best;
+}
+
+const char *gl_backend_default(void)
+{
+    const char *env = getenv("GENLOOP_BACKEND");
+    if (env && *env) {
+        const gl_backend *b = find_backend(env);
+        if (b)
+            return b->name;
+    }
+    return best_backend();
+}
+
+gl_status gl_backend_check(const char *name, gl_error *err)
+{
+    const gl_backend *b = find_backend(name);
+    if (!b) {
+        char list[128] = "";
+        for (int i = 0; i < n_backends; i++) {
+            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, backends[i].name, sizeof list - strlen(list) - 1);
+        }
+        return gl_fail(err, GL_ERR_ARG, "unknown backend '%s' (this build has: %s)", name, list);
+    }
+    if (!runnable(b))
+        return gl_fail(err, GL_ERR_CPU, "backend '%s' needs CPU features this machine lacks "
+                       "(found: %s)", name, gl_cpu_features());
+    return GL_OK;
+}
+
+gl_status gl_kernels_init(gl_kernels *k, const char *backend, gl_error *err)
+{
+    if (!backend || !*backend) {
+        const char *env = getenv("GENLOOP_BACKEND");
+        backend = env && *env ? env : best_backend();
+    }
+    gl_status st = gl_backend_check(backend, err);
+    if (st != GL_OK)
+        return st;
+    gl_kernels_init_generic(k);
+    find_backend(backend)->init(k);
+    return GL_OK;
+}

@@ -1,0 +1,342 @@
+/* Loading: map the file, parse GGUF, bind the tokenizer, then bind every
+ * llama hyperparameter and tensor with its expected shape and type. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "model.h"
+#include "tokenizer.h"
+
+gl_model_params gl_model_default_params(void)
+{
+    return (gl_model_params){ .backend = NULL, .vocab_only = false };
+}
+
+static void copy_str(char *dst, size_t cap, gguf_str s)
+{
+    size_t n = s.len < cap - 1 ? (size_t)s.len : cap - 1;
+    memcpy(dst, s.ptr, n);
+    dst[n] = '\0';
+}
+
+/* Reads "<arch>.<suffix>" as an integer in [lo, hi]. */
+static gl_status get_int(const gl_model *m, const char *suffix, bool required, int64_t def,
+                         int64_t lo, int64_t hi, int *out, gl_error *err)
+{
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
+    int64_t v = def;
+    if (!gguf_get_i64(&m->gguf, key, &v)) {
+        if (gguf_find(&m->gguf, key))
+            return gl_fail(err, GL_ERR_FORMAT, "metadata key '%s' has the wrong type", key);
+        if (required)
+            return gl_fail(err, GL_ERR_FORMAT, "missing metadata key '%s'", key);
+    }
+    if (v < lo || v > hi)
+        return gl_fail(err, GL_ERR_FORMAT, "metadata '%s' = %lld is out of range [%lld, %lld]",
+                       key, (long long)v, (long long)lo, (long long)hi);
+    *out = (int)v;
+    return GL_OK;
+}
+
+static gl_status get_float(const gl_model *m, const char *suffix, float def, float lo, float hi,
+                           float *out, gl_error *err)
+{
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
+    float v = def;
+    if (!gguf_get_f32(&m->gguf, key, &v) && gguf_find(&m->gguf, key))
+        return gl_fail(err, GL_ERR_FORMAT, "metadata key '%s' has the wrong type", key);
+    if (!(v >= lo && v <= hi))
+        return gl_fail(err, GL_ERR_FORMAT, "metadata '%s' = %g is out of range [%g, %g]", key,
+                       (double)v, (double)lo, (double)hi);
+    *out = v;
+    return GL_OK;
+}
+
+static gl_status bind_config(gl_model *m, gl_error *err)
+{
+    gl_config *c = &m->cfg;
+    gl_status st;
+    if ((st = get_int(m, "embedding_length", true, 0, 1, 1 << 16, &c->dim, err)) ||
+        (st = get_int(m, "block_count", true, 0, 1, GL_MAX_LAYERS, &c->n_layers, err)) ||
+        (st = get_int(m, "attention.head_count", true, 0, 1, 1 << 12, &c->n_heads, err)) ||
+        (st = get_int(m, "attention.head_count_kv", false, c->n_heads, 1, c->n_heads,
+                      &c->n_kv_heads, err)) ||
+        (st = get_int(m, "feed_forward_length", true, 0, 1, 1 << 20, &c->ffn_dim, err)) ||
+        (st = get_int(m, "context_length", false, 2048, 1, 1 << 24, &c->n_ctx_train, err)))
+        return st;
+    if (c->n_heads % c->n_kv_heads != 0)
+        return gl_fail(err, GL_ERR_FORMAT, "head_count %d is not a multiple of head_count_kv %d",
+                       c->n_heads, c->n_kv_heads);
+    if (c->dim % c->n_heads != 0)
+        return gl_fail(err, GL_ERR_UNSUPPORTED,
+                       "embedding_length %d is not a multiple of head_count %d", c->dim,
+                       c->n_heads);
+    c->head_dim = c->dim / c->n_heads;
+    int key_len = c->head_dim;
+    if ((st = get_int(m, "attention.key_length", false, c->head_dim, 1, 1 << 12, &key_len,
+                      err)))
+        return st;
+    if (key_len != c->head_dim)
+        return gl_fail(err, GL_ERR_UNSUPPORTED, "attention.key_length %d != dim/heads %d",
+                       key_len, c->head_dim);
+    if ((st = get_int(m, "rope.dimension_count", false, c->head_dim, 2, c->head_dim,
+                      &c->rope_dim, err)))
+        return st;
+    if (c->rope_dim % 2)
+        return gl_fail(err, GL_ERR_FORMAT, "rope.dimension_count %d is odd", c->rope_dim);
+    if ((st = get_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, 0.0f, 1.0f, &c->norm_eps,
+                        err)) ||
+        (st = get_float(m, "rope.freq_base", 10000.0f, 1.0f, 1e12f, &c->rope_freq_base, err)))
+        return st;
+
+    c->rope_freq_scale = 1.0f;
+    char key[128];
+    snprintf(key, sizeof key, "%s.rope.scaling.type", m->arch);
+    gguf_str type;
+    bool linear = false;
+    if (gguf_get_str(&m->gguf, key, &type)) {
+        if (gguf_str_eq(type, "linear"))
+            linear = true;
+        else if (!gguf_str_eq(type, "none"))
+            return gl_fail(err, GL_ERR_UNSUPPORTED, "rope scaling type '%.*s' not supported",
+                           (int)(type.len > 32 ? 32 : type.len), type.ptr);
+    }
+    float factor = 0.0f;
+    snprintf(key, sizeof key, "%s.rope.scaling.factor", m->arch);
+    bool has_factor = gguf_get_f32(&m->gguf, key, &factor);
+    if (!has_factor) {
+        /* older converters wrote the linear factor under this name */
+        snprintf(key, sizeof key, "%s.rope.scale_linear", m->arch);
+        has_factor = gguf_get_f32(&m->gguf, key, &factor);
+        if (has_factor)
+            linear = true;
+    }
+    if (linear && has_factor && factor != 0.0f && factor != 1.0f) {
+        if (!(factor > 0.0f && factor < 1e6f))
+            return gl_fail(err, GL_ERR_FORMAT, "rope scaling factor %g is out of range",
+                           (double)factor);
+        c->rope_freq_scale = 1.0f / factor;
+    }
+    return GL_OK;
+}
+
+static gl_status bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, int n_out,
+                             bool optional, gl_error *err)
+{
+    const gguf_tensor *t = gguf_find_tensor(&m->gguf, name);
+    memset(w, 0, sizeof *w);
+    if (!t) {
+        if (optional)
+            return GL_OK;
+        return gl_fail(err, GL_ERR_FORMAT, "missing tensor '%s'", name);
+    }
+    const uint64_t want[4] = { (uint64_t)n_in, (uint64_t)n_out, 1, 1 };
+    if (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != 1 || t->ne[3] != 1)
+        return gl_fail(err, GL_ERR_FORMAT,
+                       "tensor '%s' has shape [%llu, %llu, %llu, %llu], expected [%d, %d]",
+                       name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                       (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], n_in, n_out);
+    if (t->type >= GGUF_T_COUNT || !m->k.matmul[t->type])
+        return gl_fail(err, GL_ERR_UNSUPPORTED, "tensor '%s' has type %s, which genloop cannot "
+                       "compute with (supported: F32, F16, BF16, Q8_0, Q4_0)",
+                       name, gguf_type_name(t->type));
+    if (m->k.act_type[t->type] == GGUF_T_Q8_0 && n_in % QK8_0 != 0)
+        return gl_fail(err, GL_ERR_FORMAT, "tensor '%s': row length %d is not a multiple of 32",
+                       name, n_in);
+    w->data = t->data;
+    w->type = t->type;
+    w->n_in = n_in;
+    w->n_out = n_out;
+    w->row_bytes = (size_t)(t->nbytes / (uint64_t)n_out);
+    return GL_OK;
+}
+
+static gl_status bind_vector(gl_model *m, const float **out, const char *name, int n,
+                             gl_error *err)
+{
+    const gguf_tensor *t = gguf_find_tensor(&m->gguf, name);
+    if (!t)
+        return gl_fail(err, GL_ERR_FORMAT, "missing tensor '%s'", name);
+    if (t->ne[0] != (uint64_t)n || t->ne[1] != 1 || t->ne[2] != 1 || t->ne[3] != 1)
+        return gl_fail(err, GL_ERR_FORMAT, "tensor '%s' has shape [%llu, %llu], expected [%d]",
+                       name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1], n);
+    if (t->type != GGUF_T_F32)
+        return gl_fail(err, GL_ERR_UNSUPPORTED, "tensor '%s' has type %s, expected F32", name,
+                       gguf_type_name(t->type));
+    if (((uintptr_t)t->data & 3) != 0)
+        return gl_fail(err, GL_ERR_FORMAT, "tensor '%s' is not 4-byte aligned", name);
+    *out = (const float *)t->data;
+    return GL_OK;
+}
+
+static gl_status bind_llama(gl_model *m, gl_error *err)
+{
+    gl_config *c = &m->cfg;
+    gl_status st = bind_config(m, err);
+    if (st)
+        return st;
+    const gguf_tensor *emb = gguf_find_tensor(&m->gguf, "token_embd.weight");
+    if (!emb)
+        return gl_fail(err, GL_ERR_FORMAT, "missing tensor 'token_embd.weight'");
+    if (emb->ne[1] != (uint64_t)c->n_vocab)
+        return gl_fail(err, GL_ERR_FORMAT,
+                       "token_embd.weight has %llu rows but the vocabulary has %d tokens",
+                       (unsigned long long)emb->ne[1], c->n_vocab);
+    const int q_dim = c->n_heads * c->head_dim, kv_dim = c->n_kv_heads * c->head_dim;
+    if ((st = bind_weight(m, &m->tok_embd, "token_embd.weight", c->dim, c->n_vocab, false, err)) ||
+        (st = bind_vector(m, &m->output_norm, "output_norm.weight", c->dim, err)) ||
+        (st = bind_weight(m, &m->output, "output.weight", c->dim, c->n_vocab, true, err)))
+        return st;
+    if (!m->output.data)
+        m->output = m->tok_embd; /* tied embeddings */
+
+    m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
+    if (!m->layers)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory for %d layers", c->n_layers);
+    for (int l = 0; l < c->n_layers; l++) {
+        gl_layer *L = &m->layers[l];
+        char n[9][96];
+        static const char *const parts[9] = { "attn_norm", "attn_q", "attn_k",
+                                              "attn_v",    "attn_output", "ffn_norm",
+                                              "ffn_gate",  "ffn_up", "ffn_down" };
+        for (int i = 0; i < 9; i++)
+            snprintf(n[i], sizeof n[i], "blk.%d.%s.weight", l, parts[i]);
+        if ((st = bind_vector(m, &L->attn_norm, n[0], c->dim, err)) ||
+            (st = bind_weight(m, &L->wq, n[1], c->dim, q_dim, false, err)) ||
+            (st = bind_weight(m, &L->wk, n[2], c->dim, kv_dim, false, err)) ||
+            (st = bind_weight(m, &L->wv, n[3], c->dim, kv_dim, false, err)) ||
+            (st = bind_weight(m, &L->wo, n[4], q_dim, c->dim, false, err)) ||
+            (st = bind_vector(m, &L->ffn_norm, n[5], c->dim, err)) ||
+            (st = bind_weight(m, &L->w_gate, n[6], c->dim, c->ffn_dim, false, err)) ||
+            (st = bind_weight(m, &L->w_up, n[7], c->dim, c->ffn_dim, false, err)) ||
+            (st = bind_weight(m, &L->w_down, n[8], c->ffn_dim, c->dim, false, err)))
+            return st;
+    }
+    m->has_weights = true;
+    return GL_OK;
+}
+
+gl_status gl_model_load(gl_model **out, const char *path, const gl_model_params *params,
+                        gl_error *err)
+{
+    *out = NULL;
+    gl_model_params p = params ? *params : gl_model_default_params();
+    gl_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory");
+    gl_status st = gl_kernels_init(&m->k, p.backend, err);
+    if (st)
+        goto fail;
+    if ((st = gl_map_file(&m->map, path, err)))
+        goto fail;
+    if ((st = gguf_parse(&m->gguf, m->map.data, m->map.size, err))) {
+        if (err) {
+            char msg[sizeof err->msg];
+            memcpy(msg, err->msg, sizeof msg);
+            int w = snprintf(err->msg, sizeof err->msg, "%.200s: ", path);
+            if (w > 0 && (size_t)w < sizeof err->msg)
+                snprintf(err->msg + w, sizeof err->msg - (size_t)w, "%s", msg);
+        }
+        goto fail;
+    }
+    gguf_str s;
+    if (gguf_get_str(&m->gguf, "general.architecture", &s))
+        copy_str(m->arch, sizeof m->arch, s);
+    if (gguf_get_str(&m->gguf, "general.name", &s))
+        copy_str(m->name, sizeof m->name, s);
+    if ((st = gl_tokenizer_load(&m->tok, &m->gguf, err)))
+        goto fail;
+    m->cfg.n_vocab = gl_tokenizer_n_vocab(m->tok);
+    if (p.vocab_only)
+        goto done;
+    if (!m->arch[0]) {
+        st = gl_fail(err, GL_ERR_FORMAT, "%s: missing 'general.architecture'", path);
+        goto fail;
+    }
+    if (strcmp(m->arch, "llama") == 0) {
+        if ((st = bind_llama(m, err)))
+            goto fail;
+    } else {
+        st = gl_fail(err, GL_ERR_UNSUPPORTED, "architecture '%s' is not supported (supported: "
+                     "llama)", m->arch);
+        goto fail;
+    }
+done:
+    *out = m;
+    return GL_OK;
+fail:
+    gl_model_free(m);
+    return st;
+}
+
+void gl_model_free(gl_model *m)
+{
+    if (!m)
+        return;
+    gl_tokenizer_free(m->tok);
+    free(m->layers);
+    gguf_free(&m->gguf);
+    gl_unmap_file(&m->map);
+    free(m);
+}
+
+const char *gl_type_name(int t)
+{
+    return gguf_type_name((uint32_t)t);
+}
+
+void gl_model_get_info(const gl_model *m, gl_model_info *info)
+{
+    memset(info, 0, sizeof *info);
+    const gl_config *c = &m->cfg;
+    info->arch = m->arch;
+    info->name = m->name;
+    info->backend = m->k.name;
+    info->gguf_version = m->gguf.version;
+    info->n_vocab = c->n_vocab;
+    info->n_ctx_train = c->n_ctx_train;
+    info->dim = c->dim;
+    info->n_layers = c->n_layers;
+    info->n_heads = c->n_heads;
+    info->n_kv_heads = c->n_kv_heads;
+    info->ffn_dim = c->ffn_dim;
+    info->head_dim = c->head_dim;
+    info->norm_eps = c->norm_eps;
+    info->rope_freq_base = c->rope_freq_base;
+    info->rope_scale = c->rope_freq_scale;
+    info->n_tensors = m->gguf.n_tensors;
+    info->file_bytes = m->map.size;
+    info->has_weights = m->has_weights;
+    for (uint64_t i = 0; i < m->gguf.n_tensors; i++) {
+        const gguf_tensor *t = &m->gguf.tensors[i];
+        info->weight_bytes += t->nbytes;
+        if (t->type < 32) {
+            info->type_counts[t->type]++;
+            info->type_bytes[t->type] += t->nbytes;
+        }
+    }
+    info->bos_id = gl_tokenizer_bos(m->tok);
+    info->eos_id = gl_tokenizer_eos(m->tok);
+    info->add_bos = gl_tokenizer_add_bos(m->tok);
+}
+
+uint64_t gl_model_kv_bytes(const gl_model *m, int n_ctx)
+{
+    const gl_config *c = &m->cfg;
+    return 2ull * (uint64_t)c->n_layers * (uint64_t)n_ctx * (uint64_t)c->n_kv_heads *
+           (uint64_t)c->head_dim * sizeof(uint16_t);
+}
+
+int gl_tokenize(const gl_model *m, const char *text, size_t len, bool add_bos, int32_t *out,
+                int cap, gl_error *err)
+{
+    return gl_tokenizer_encode(m->tok, text, len, add_bos, out, cap, err);
+}
+
+int gl_detok_push(const gl_model *m, gl_detok *d, int32_t id, char *out, size_t cap)
+{
+    return gl_tokenizer_detok_push(m->tok, d, id, out, cap);
+}

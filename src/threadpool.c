@@ -1,0 +1,180 @@
+#include "threadpool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ volatile("yield")
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+/* About a millisecond of spinning before a worker sleeps: long enough to
+ * cover the gap between two parallel regions of one token. */
+enum { SPIN_ITERS = 1 << 16 };
+
+typedef struct worker {
+    gl_threadpool *pool;
+    pthread_t thread;
+    int ith;
+} worker;
+
+struct gl_threadpool {
+    int n;
+    worker *workers;
+    gl_task_fn fn;
+    void *arg;
+    _Atomic unsigned gen;
+    _Atomic int done;
+    _Atomic int sleepers;
+    _Atomic int stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+static void *worker_main(void *p)
+{
+    worker *w = p;
+    gl_threadpool *pool = w->pool;
+    unsigned seen = 0;
+    for (;;) {
+        for (int i = 0; i < SPIN_ITERS && atomic_load(&pool->gen) == seen; i++)
+            cpu_relax();
+        if (atomic_load(&pool->gen) == seen) {
+            pthread_mutex_lock(&pool->mu);
+            atomic_fetch_add(&pool->sleepers, 1);
+            while (atomic_load(&pool->gen) == seen)
+                pthread_cond_wait(&pool->cv, &pool->mu);
+            atomic_fetch_sub(&pool->sleepers, 1);
+            pthread_mutex_unlock(&pool->mu);
+        }
+        seen = atomic_load(&pool->gen);
+        if (atomic_load(&pool->stop))
+            return NULL;
+        pool->fn(pool->arg, w->ith, pool->n);
+        atomic_fetch_add(&pool->done, 1);
+    }
+}
+
+static void publish(gl_threadpool *p)
+{
+    atomic_fetch_add(&p->gen, 1);
+    /* A worker increments sleepers before it re-checks gen under the lock,
+     * so either it sees the new gen or we see it asleep and wake it. */
+    if (atomic_load(&p->sleepers) > 0) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+gl_status gl_threadpool_create(gl_threadpool **out, int n_threads, gl_error *err)
+{
+    *out = NULL;
+    if (n_threads < 1 || n_threads > 1024)
+        return gl_fail(err, GL_ERR_ARG, "thread count %d is out of range [1, 1024]", n_threads);
+    gl_threadpool *p = calloc(1, sizeof *p);
+    if (!p)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory");
+    p->n = n_threads;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->workers = calloc((size_t)n_threads, sizeof *p->workers);
+    if (!p->workers) {
+        gl_threadpool_free(p);
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 1; i < n_threads; i++) {
+        p->workers[i].pool = p;
+        p->workers[i].ith = i;
+        int rc = pthread_create(&p->workers[i].thread, NULL, worker_main, &p->workers[i]);
+        if (rc != 0) {
+            p->n = i; /* join only those started */
+            gl_threadpool_free(p);
+            return gl_fail(err, GL_ERR_NOMEM, "cannot start thread %d: %s", i, strerror(rc));
+        }
+    }
+    *out = p;
+    return GL_OK;
+}
+
+void gl_threadpool_free(gl_threadpool *p)
+{
+    if (!p)
+        return;
+    if (p->workers) {
+        atomic_store(&p->stop, 1);
+        pthread_mutex_lock(&p->mu);
+        atomic_fetch_add(&p->gen, 1);
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        for (int i = 1; i < p->n; i++)
+            pthread_join(p->workers[i].thread, NULL);
+        free(p->workers);
+    }
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}
+
+int gl_threadpool_size(const gl_threadpool *p)
+{
+    return p->n;
+}
+
+void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg)
+{
+    if (p->n == 1) {
+        fn(arg, 0, 1);
+        return;
+    }
+    p->fn = fn;
+    p->arg = arg;
+    atomic_store(&p->done, 0);
+    publish(p);
+    fn(arg, 0, p->n);
+    while (atomic_load(&p->done) != p->n - 1)
+        cpu_relax();
+}
+
+int gl_physical_cores(void)
+{
+    /* Count distinct (package, core) pairs; SMT siblings share a core. */
+    int seen[1024][2];
+    int n_seen = 0;
+    long n_cpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n_cpu < 1)
+        n_cpu = 1;
+    for (long cpu = 0; cpu < n_cpu && cpu < 1024; cpu++) {
+        char path[128];
+        int ids[2] = { -1, -1 };
+        const char *names[2] = { "physical_package_id", "core_id" };
+        for (int k = 0; k < 2; k++) {
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld/topology/%s", cpu,
+                     names[k]);
+            FILE *f = fopen(path, "r");
+            if (!f)
+                return (int)n_cpu;
+            if (fscanf(f, "%d", &ids[k]) != 1)
+                ids[k] = -1;
+            fclose(f);
+        }
+        int dup = 0;
+        for (int i = 0; i < n_seen; i++)
+            dup |= seen[i][0] == ids[0] && seen[i][1] == ids[1];
+        if (!dup) {
+            seen[n_seen][0] = ids[0];
+            seen[n_seen][1] = ids[1];
+            n_seen++;
+        }
+    }
+    return n_seen > 0 ? n_seen : (int)n_cpu;
+}

@@ -1,0 +1,35 @@
+/* Persistent worker threads, created once per context. A parallel region
+ * costs one wake-up and one barrier: workers spin briefly on a generation
+ * counter and only then sleep, so steady decoding never takes a lock. */
+#ifndef GENLOOP_SRC_THREADPOOL_H
+#define GENLOOP_SRC_THREADPOOL_H
+
+#include "genloop.h"
+
+typedef struct gl_threadpool gl_threadpool;
+
+/* fn runs once on every thread, ith in [0, nth); the caller is thread 0. */
+typedef void (*gl_task_fn)(void *arg, int ith, int nth);
+
+gl_status gl_threadpool_create(gl_threadpool **out, int n_threads, gl_error *err);
+void gl_threadpool_free(gl_threadpool *p);
+int gl_threadpool_size(const gl_threadpool *p);
+/* Runs fn on all threads and returns when every one has finished. */
+void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg);
+
+/* Splits [0, n) into nth near-equal parts, each a multiple of `grain`
+ * except the last; returns thread ith's part. */
+static inline void gl_split_range(int n, int grain, int ith, int nth, int *lo, int *hi)
+{
+    int units = (n + grain - 1) / grain;
+    int per = units / nth, extra = units % nth;
+    int u0 = ith * per + (ith < extra ? ith : extra);
+    int u1 = u0 + per + (ith < extra ? 1 : 0);
+    *lo = u0 * grain < n ? u0 * grain : n;
+    *hi = u1 * grain < n ? u1 * grain : n;
+}
+
+/* Physical cores (falls back to online CPUs). */
+int gl_physical_cores(void);
+
+#endif

@@ -1,0 +1,33 @@
+/* Locating ../shared test data. Tests that need it skip loudly when it is
+ * missing, never pass silently. */
+#ifndef GENLOOP_TESTS_SHARED_DATA_H
+#define GENLOOP_TESTS_SHARED_DATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The shared folder (GENLOOP_SHARED, ../shared or ../../shared), or NULL. */
+const char *td_shared_dir(void);
+/* Writes "<shared>/<rel>" into buf; false when the folder is missing. */
+bool td_path(char *buf, size_t cap, const char *rel);
+
+/* One line of reference/<model>.jsonl. */
+typedef struct td_ref {
+    char prompt[512];
+    int32_t prompt_tokens[512];
+    int n_prompt;
+    int32_t greedy[1024];
+    int n_greedy;
+    int n_vocab;
+} td_ref;
+
+/* Reads up to cap lines of reference/<model>.jsonl; returns how many, -1 on error. */
+int td_read_refs(const char *model, td_ref *refs, int cap);
+/* Reads reference/<model>.p<i>.logits.f32 into a malloc'd buffer. */
+float *td_read_logits(const char *model, int i, size_t *n_floats);
+
+/* Relative RMS difference of two logit rows: rms(a - ref) / std(ref). */
+double td_rel_rms(const float *a, const float *ref, int n);
+
+#endif

@@ -1,0 +1,27 @@
+/* Shared helpers of the genloop command-line program. */
+#ifndef GENLOOP_TOOLS_CLI_H
+#define GENLOOP_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+/* Strict number parsing: the whole string must be a number in [lo, hi].
+ * On failure prints "genloop: error: <flag> ..." and returns false. */
+bool cli_int(const char *flag, const char *s, long long lo, long long hi, long long *out);
+bool cli_float(const char *flag, const char *s, double lo, double hi, double *out);
+bool cli_u64(const char *flag, const char *s, uint64_t *out);
+
+/* Prints "genloop: error: ..." to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Writes s as a JSON string literal (quotes included). Invalid UTF-8 bytes
+ * become U+FFFD so the output is always valid JSON. */
+void json_write_str(FILE *f, const char *s, size_t len);
+
+/* Reads a whole stream into a NUL-terminated heap buffer. */
+char *read_all(FILE *f, size_t *len);
+
+#endif
