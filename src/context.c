@@ -25,7 +25,7 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
 {
     *out = NULL;
     if (!m->has_weights)
-        return gl_fail(err, GL_ERR_ARG, "the model was loaded without weights (vocabulary only)");
+        return gl_fail(err, GL_ERR_UNSUPPORTED, "the model file has no weights (a vocabulary-only GGUF): it can tokenize but not generate");
     gl_ctx_params p = params ? *params : gl_ctx_default_params();
     const gl_config *cfg = &m->cfg;
     if (p.n_ctx < 0 || p.n_threads < 0 || p.n_batch < 0 || p.n_keep < 0)

@@ -250,8 +250,8 @@ gl_status gl_model_load(gl_model **out, const char *path, const gl_model_params 
     if ((st = gl_tokenizer_load(&m->tok, &m->gguf, err)))
         goto fail;
     m->cfg.n_vocab = gl_tokenizer_n_vocab(m->tok);
-    if (p.vocab_only)
-        goto done;
+    if (p.vocab_only || m->gguf.n_tensors == 0)
+        goto done; /* a vocabulary file: tokenizing only */
     if (!m->arch[0]) {
         st = gl_fail(err, GL_ERR_FORMAT, "%s: missing 'general.architecture'", path);
         goto fail;
