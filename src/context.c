@@ -165,7 +165,7 @@ gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits, bo
             dst = logits;
             first = nb - 1;
         }
-        gl_status st = gl_forward(c, tokens + done, nb, dst, first, err);
+        gl_status st = c->m->forward(c, tokens + done, nb, dst, first, err);
         if (st)
             return st;
         done += nb;

@@ -43,9 +43,23 @@ struct gl_ctx {
 };
 
 /* Runs the transformer over nb tokens at positions c->pos...; writes n_vocab
- * logits for the rows selected by logits_rows (first_row.. nb-1) into
- * logits. */
-gl_status gl_forward(gl_ctx *c, const int32_t *tokens, int nb, float *logits, int first_row,
-                     gl_error *err);
+ * logits for rows first_row..nb-1 into logits and advances c->pos. */
+gl_status gl_forward_llama(gl_ctx *c, const int32_t *tokens, int nb, float *logits, int first_row,
+                           gl_error *err);
+
+/* Up to three products sharing the input x (nb rows of n floats), run as one
+ * parallel region; pass NULL for unused weights. Output rows are n_out apart. */
+void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, float *y0,
+                const gl_weight *w1, float *y1, const gl_weight *w2, float *y2);
+
+/* Ring KV cache and attention (src/attention.c). */
+void gl_kv_plan(gl_ctx *c, int pos0, int nb);
+/* Converts n floats to the cache's storage type. */
+void gl_kv_to_cache_format(const gl_ctx *c, uint8_t *dst, const float *src, int n);
+/* Attention for every (token, head) of the chunk: reads c->q, c->k_chunk,
+ * c->v_chunk and the ring; writes c->att. */
+void gl_attention(gl_ctx *c, int layer, int nb);
+/* Copies the chunk's K/V rows into their ring slots. */
+void gl_kv_store_chunk(gl_ctx *c, int layer, int pos0, int nb);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "context.h"
 #include "model.h"
 #include "tokenizer.h"
 
@@ -216,6 +217,7 @@ static gl_status bind_llama(gl_model *m, gl_error *err)
             return st;
     }
     m->has_weights = true;
+    m->forward = gl_forward_llama;
     return GL_OK;
 }
 

@@ -8,6 +8,12 @@
 #include "kernels.h"
 
 struct gl_tokenizer;
+struct gl_ctx;
+
+/* An architecture's forward pass: nb tokens at c->pos.., logits for rows
+ * first_row..nb-1, then c->pos += nb. */
+typedef gl_status (*gl_forward_fn)(struct gl_ctx *c, const int32_t *tokens, int nb,
+                                   float *logits, int first_row, gl_error *err);
 
 #define GL_MAX_LAYERS 512
 
@@ -51,6 +57,7 @@ struct gl_model {
     gl_weight output;   /* dim -> n_vocab (tied: tok_embd) */
     gl_layer *layers;
     struct gl_tokenizer *tok;
+    gl_forward_fn forward;
     gl_kernels k;
 };
 

@@ -1,0 +1,153 @@
+/* The ring KV cache and attention over it.
+ *
+ * Position p lives in slot p when p < n_keep (pinned), else in
+ * n_keep + (p - n_keep) % (n_ctx - n_keep). Position p attends to the pinned
+ * positions and the latest n_ctx - n_keep positions up to p. A chunk's own
+ * keys are read from chunk scratch in the cache's storage format and written
+ * to the ring only after the layer's attention, so a chunk never overwrites a
+ * slot one of its own queries still needs and results are identical however
+ * a sequence is cut into chunks. */
+#include <math.h>
+#include <string.h>
+
+#include "context.h"
+#include "half.h"
+
+/* ---- KV ring ----------------------------------------------------------- */
+
+static int slot_of(const gl_ctx *c, int pos)
+{
+    if (pos < c->n_keep)
+        return pos;
+    return c->n_keep + (pos - c->n_keep) % (c->n_ctx - c->n_keep);
+}
+
+/* Appends the cached positions [lo, hi) as runs of contiguous slots. */
+static int add_cached(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi)
+{
+    while (lo < hi) {
+        const int s = slot_of(c, lo);
+        const int end = lo < c->n_keep ? c->n_keep : lo + (c->n_ctx - s);
+        const int take = (hi < end ? hi : end) - lo;
+        r[n++] = (gl_kv_run){ .in_chunk = false, .row = s, .n = take };
+        lo += take;
+    }
+    return n;
+}
+
+/* Positions [lo, hi) in order: those before pos0 from the ring, the rest
+ * from the chunk. */
+static int add_positions(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi, int pos0)
+{
+    if (lo >= hi)
+        return n;
+    if (lo < pos0)
+        n = add_cached(c, r, n, lo, hi < pos0 ? hi : pos0);
+    if (hi > pos0) {
+        const int s = lo > pos0 ? lo : pos0;
+        r[n++] = (gl_kv_run){ .in_chunk = true, .row = s - pos0, .n = hi - s };
+    }
+    return n;
+}
+
+void gl_kv_plan(gl_ctx *c, int pos0, int nb)
+{
+    const int window = c->n_ctx - c->n_keep;
+    for (int b = 0; b < nb; b++) {
+        const int p = pos0 + b;
+        gl_kv_run *r = c->runs + (size_t)b * GL_MAX_RUNS;
+        const int pinned_end = p + 1 < c->n_keep ? p + 1 : c->n_keep;
+        int lo = p - window + 1;
+        if (lo < c->n_keep)
+            lo = c->n_keep;
+        int n = add_positions(c, r, 0, 0, pinned_end, pos0);
+        n = add_positions(c, r, n, lo, p + 1, pos0);
+        c->n_runs[b] = n;
+    }
+}
+
+void gl_kv_store_chunk(gl_ctx *c, int layer, int pos0, int nb)
+{
+    const size_t layer_off = (size_t)layer * c->n_ctx * c->kv_row_bytes;
+    for (int b = 0; b < nb; b++) {
+        const size_t s = (size_t)slot_of(c, pos0 + b);
+        memcpy(c->k_cache + layer_off + s * c->kv_row_bytes, c->k_chunk + b * c->kv_row_bytes,
+               c->kv_row_bytes);
+        memcpy(c->v_cache + layer_off + s * c->kv_row_bytes, c->v_chunk + b * c->kv_row_bytes,
+               c->kv_row_bytes);
+    }
+}
+
+void gl_kv_to_cache_format(const gl_ctx *c, uint8_t *dst, const float *src, int n)
+{
+    if (c->kv_type == GL_KV_F16) {
+        uint16_t *h = (uint16_t *)dst;
+        for (int i = 0; i < n; i++)
+            h[i] = gl_f32_to_f16(src[i]);
+    } else {
+        memcpy(dst, src, (size_t)n * sizeof(float));
+    }
+}
+
+/* ---- attention: one (token, head) pair per work item --------------------- */
+
+typedef struct attn_task {
+    gl_ctx *c;
+    int layer, nb;
+} attn_task;
+
+static void attn_worker(void *arg, int ith, int nth)
+{
+    const attn_task *t = arg;
+    gl_ctx *c = t->c;
+    const gl_config *cfg = &c->m->cfg;
+    const int hd = cfg->head_dim, q_dim = cfg->n_heads * hd;
+    const int group = cfg->n_heads / cfg->n_kv_heads;
+    const float scale = 1.0f / sqrtf((float)hd);
+    const size_t layer_off = (size_t)t->layer * c->n_ctx * c->kv_row_bytes;
+    float *scores = c->scores + (size_t)ith * c->n_ctx;
+    int i0, i1;
+    gl_split_range(t->nb * cfg->n_heads, 1, ith, nth, &i0, &i1);
+    for (int item = i0; item < i1; item++) {
+        const int b = item / cfg->n_heads, h = item % cfg->n_heads;
+        const size_t head_off = (size_t)(h / group) * hd * c->kv_elem;
+        const float *q = c->q + (size_t)b * q_dim + h * hd;
+        float *out = c->att + (size_t)b * q_dim + h * hd;
+        const gl_kv_run *runs = c->runs + (size_t)b * GL_MAX_RUNS;
+
+        int n = 0;
+        for (int r = 0; r < c->n_runs[b]; r++) {
+            const uint8_t *base = runs[r].in_chunk ? c->k_chunk : c->k_cache + layer_off;
+            c->k->attn_scores[c->kv_type](scores + n, q,
+                                          base + runs[r].row * c->kv_row_bytes + head_off,
+                                          c->kv_row_bytes, runs[r].n, hd, scale);
+            n += runs[r].n;
+        }
+        float mx = -INFINITY, sum = 0.0f;
+        for (int j = 0; j < n; j++)
+            mx = scores[j] > mx ? scores[j] : mx;
+        for (int j = 0; j < n; j++) {
+            scores[j] = expf(scores[j] - mx);
+            sum += scores[j];
+        }
+        const float inv = 1.0f / sum;
+        for (int j = 0; j < n; j++)
+            scores[j] *= inv;
+
+        memset(out, 0, (size_t)hd * sizeof(float));
+        n = 0;
+        for (int r = 0; r < c->n_runs[b]; r++) {
+            const uint8_t *base = runs[r].in_chunk ? c->v_chunk : c->v_cache + layer_off;
+            c->k->attn_accum[c->kv_type](out, scores + n,
+                                         base + runs[r].row * c->kv_row_bytes + head_off,
+                                         c->kv_row_bytes, runs[r].n, hd);
+            n += runs[r].n;
+        }
+    }
+}
+
+void gl_attention(gl_ctx *c, int layer, int nb)
+{
+    attn_task at = { .c = c, .layer = layer, .nb = nb };
+    gl_threadpool_run(c->pool, attn_worker, &at);
+}
