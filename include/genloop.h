@@ -75,6 +75,7 @@ typedef struct gl_model_info {
     float norm_eps, rope_freq_base, rope_scale;
     uint64_t n_tensors;
     uint64_t weight_bytes;   /* bytes of all tensors as stored            */
+    uint64_t weight_bytes_per_token; /* bytes one decode step reads      */
     uint64_t file_bytes;
     uint64_t type_counts[32]; /* tensors per GGUF type id (0..31)         */
     uint64_t type_bytes[32];
@@ -127,6 +128,7 @@ GL_API gl_ctx_params gl_ctx_default_params(void);
 GL_API gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *p, gl_error *err);
 GL_API void gl_ctx_free(gl_ctx *c);
 GL_API int gl_ctx_n_ctx(const gl_ctx *c);
+GL_API int gl_ctx_n_threads(const gl_ctx *c);
 /* Positions consumed so far. */
 GL_API int gl_ctx_pos(const gl_ctx *c);
 /* Forgets every position. */

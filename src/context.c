@@ -137,6 +137,11 @@ int gl_ctx_n_ctx(const gl_ctx *c)
     return c->n_ctx;
 }
 
+int gl_ctx_n_threads(const gl_ctx *c)
+{
+    return c->n_threads;
+}
+
 int gl_ctx_pos(const gl_ctx *c)
 {
     return c->pos;

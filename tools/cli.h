@@ -21,6 +21,10 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * become U+FFFD so the output is always valid JSON. */
 void json_write_str(FILE *f, const char *s, size_t len);
 
+/* Subcommands in their own files. */
+int cmd_synth(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
 /* Reads a whole stream into a NUL-terminated heap buffer. */
 char *read_all(FILE *f, size_t *len);
 

@@ -17,6 +17,8 @@ static const char usage_text[] =
     "  tokenize  -m MODEL [--no-bos] [-p TEXT]   (text from stdin when -p is absent)\n"
     "  eval      -m MODEL --ids \"1 2 3\" --logits-out FILE [-t THREADS] [-c CTX] [--keep N]\n"
     "  info      [MODEL] [--backend NAME]\n"
+    "  synth     --shape NAME --type q4_0|q8_0|f16|f32 -o FILE.gguf   (synthetic model)\n"
+    "  bench     -m MODEL [-p 128] [-n 64] [-t N] [-r REPS] [--json]\n"
     "\n"
     "Run 'genloop <command> --help' for details.\n";
 
@@ -555,6 +557,10 @@ int main(int argc, char **argv)
         return cmd_eval(argc - 2, argv + 2);
     if (!strcmp(cmd, "info"))
         return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "synth"))
+        return cmd_synth(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench"))
+        return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage_text, stdout);
         return 0;

@@ -1,0 +1,312 @@
+/* genloop synth: writes a llama-architecture GGUF with deterministic
+ * pseudo-random weights and a working SentencePiece-style vocabulary, for
+ * benchmarks at real model shapes without storing large files. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "synth_writer.h"
+
+typedef struct shape {
+    const char *name;
+    int dim, layers, heads, kv_heads, ffn, vocab, ctx;
+    float rope_base;
+    bool tied;
+} shape;
+
+static const shape shapes[] = {
+    { "tinyllama-1.1b", 2048, 22, 32, 4, 5632, 32000, 2048, 10000.0f, false },
+    { "llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, 8192, 500000.0f, true },
+    { "qwen2.5-0.5b", 896, 24, 14, 2, 4864, 151936, 4096, 1000000.0f, true },
+    { "stories15m", 288, 6, 6, 6, 768, 32000, 256, 10000.0f, false },
+    { "stories260k", 64, 5, 8, 4, 172, 512, 512, 10000.0f, false },
+};
+
+/* splitmix64: one independent stream per tensor, seeded by its name, so a
+ * tensor's bytes do not depend on the order tensors are written in. */
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t name_seed(const char *name, uint64_t seed)
+{
+    uint64_t h = 1469598103934665603ull ^ seed;
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 1099511628211ull;
+    return h;
+}
+
+/* Uniform in [-a, a]: the sum of two uniforms is closer to the bell shape of
+ * trained weights and stays bounded. */
+static void fill_row(uint64_t *s, float *x, int n, float a)
+{
+    for (int i = 0; i < n; i++) {
+        uint64_t r = mix(s);
+        float u0 = (float)(r >> 40) / (float)(1 << 24), u1 = (float)(r & 0xffffff) / (1 << 24);
+        x[i] = (u0 + u1 - 1.0f) * a;
+    }
+}
+
+static int parse_type(const char *s)
+{
+    if (!strcmp(s, "q4_0"))
+        return SW_Q4_0;
+    if (!strcmp(s, "q8_0"))
+        return SW_Q8_0;
+    if (!strcmp(s, "f16"))
+        return SW_F16;
+    if (!strcmp(s, "f32"))
+        return SW_F32;
+    return -1;
+}
+
+/* A vocabulary that tokenizes any text: <unk> <s> </s>, the 256 byte tokens,
+ * then "▁"-prefixed and plain letter n-grams with decreasing scores. */
+static void add_vocab(sw_writer *w, int n_vocab)
+{
+    char **toks = malloc(sizeof *toks * (size_t)n_vocab);
+    float *scores = malloc(sizeof *scores * (size_t)n_vocab);
+    int32_t *types = malloc(sizeof *types * (size_t)n_vocab);
+    static const char letters[] = "etaoinshrdlcumwfgypbvkjxqz";
+    int n = 0;
+    const char *special[3] = { "<unk>", "<s>", "</s>" };
+    for (int i = 0; i < 3 && n < n_vocab; i++, n++) {
+        toks[n] = strdup(special[i]);
+        scores[n] = 0;
+        types[n] = i == 0 ? 2 : 3;
+    }
+    for (int b = 0; b < 256 && n < n_vocab; b++, n++) {
+        char buf[8];
+        snprintf(buf, sizeof buf, "<0x%02X>", b);
+        toks[n] = strdup(buf);
+        scores[n] = 0;
+        types[n] = 6;
+    }
+    /* n-grams over the 26 letters, shortest first, with and without "▁" */
+    char gram[16];
+    for (int len = 1; n < n_vocab && len <= 4; len++) {
+        long combos = 1;
+        for (int i = 0; i < len; i++)
+            combos *= 26;
+        for (long c = 0; c < combos && n < n_vocab; c++) {
+            long v = c;
+            for (int i = len - 1; i >= 0; i--, v /= 26)
+                gram[i] = letters[v % 26];
+            gram[len] = '\0';
+            for (int sp = 1; sp >= 0 && n < n_vocab; sp--, n++) {
+                char buf[32];
+                snprintf(buf, sizeof buf, "%s%s", sp ? "\xe2\x96\x81" : "", gram);
+                toks[n] = strdup(buf);
+                scores[n] = -(float)n;
+                types[n] = 1;
+            }
+        }
+    }
+    for (; n < n_vocab; n++) { /* padding for very large vocabularies */
+        char buf[32];
+        snprintf(buf, sizeof buf, "<extra_%d>", n);
+        toks[n] = strdup(buf);
+        scores[n] = -1e9f;
+        types[n] = 5;
+    }
+    sw_kv_str(w, "tokenizer.ggml.model", "llama");
+    sw_kv_str_array(w, "tokenizer.ggml.tokens", (const char *const *)toks, n_vocab);
+    sw_kv_f32_array(w, "tokenizer.ggml.scores", scores, n_vocab);
+    sw_kv_i32_array(w, "tokenizer.ggml.token_type", types, n_vocab);
+    sw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
+    sw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    sw_kv_u32(w, "tokenizer.ggml.unknown_token_id", 0);
+    sw_kv_bool(w, "tokenizer.ggml.add_bos_token", true);
+    for (int i = 0; i < n_vocab; i++)
+        free(toks[i]);
+    free(toks);
+    free(scores);
+    free(types);
+}
+
+typedef struct tensor_plan {
+    char name[64];
+    int ne0, ne1; /* ne1 == 0: a 1-D norm vector */
+    int type;
+    float scale;
+} tensor_plan;
+
+int cmd_synth(int argc, char **argv)
+{
+    const char *shape_name = NULL, *type_name = "q4_0", *out = NULL;
+    shape s = { 0 };
+    long long custom[7] = { 0 }; /* dim layers heads kv ffn vocab ctx */
+    static const char *const custom_flags[7] = { "--dim", "--layers", "--heads", "--kv-heads",
+                                                 "--ffn", "--vocab", "--ctx" };
+    uint64_t seed = 1234;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool matched = false;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            printf("usage: genloop synth --shape NAME --type q4_0|q8_0|f16|f32 -o FILE.gguf\n"
+                   "       [--dim N --layers N --heads N --kv-heads N --ffn N --vocab N --ctx N]"
+                   " [--seed S]\nshapes:");
+            for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+                printf(" %s", shapes[k].name);
+            printf(", custom (give every --dim... flag)\n");
+            return 0;
+        }
+        if (!v) {
+            cli_error("synth: option '%s' needs a value", a);
+            return EXIT_USAGE;
+        }
+        for (int k = 0; k < 7; k++) {
+            if (!strcmp(a, custom_flags[k])) {
+                if (!cli_int(a, v, 1, k == 5 ? 1 << 22 : 1 << 20, &custom[k]))
+                    return EXIT_USAGE;
+                matched = true;
+            }
+        }
+        if (matched) {
+        } else if (!strcmp(a, "--shape")) {
+            shape_name = v;
+        } else if (!strcmp(a, "--type")) {
+            type_name = v;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            out = v;
+        } else if (!strcmp(a, "--seed")) {
+            if (!cli_u64(a, v, &seed))
+                return EXIT_USAGE;
+        } else {
+            cli_error("synth: unknown option '%s'", a);
+            return EXIT_USAGE;
+        }
+        i++;
+    }
+    if (!out) {
+        cli_error("synth: missing -o FILE.gguf");
+        return EXIT_USAGE;
+    }
+    const int wtype = parse_type(type_name);
+    if (wtype < 0) {
+        cli_error("synth: --type must be q4_0, q8_0, f16 or f32, got '%s'", type_name);
+        return EXIT_USAGE;
+    }
+    if (shape_name && strcmp(shape_name, "custom") != 0) {
+        bool found = false;
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+            if (!strcmp(shapes[k].name, shape_name)) {
+                s = shapes[k];
+                found = true;
+            }
+        if (!found) {
+            cli_error("synth: unknown shape '%s' (see genloop synth --help)", shape_name);
+            return EXIT_USAGE;
+        }
+    } else {
+        s = (shape){ "custom", 256, 2, 4, 4, 512, 512, 256, 10000.0f, false };
+    }
+    int *fields[7] = { &s.dim, &s.layers, &s.heads, &s.kv_heads, &s.ffn, &s.vocab, &s.ctx };
+    for (int k = 0; k < 7; k++)
+        if (custom[k])
+            *fields[k] = (int)custom[k];
+    if (s.dim % s.heads || s.heads % s.kv_heads || (s.dim / s.heads) % 2) {
+        cli_error("synth: --dim must be a multiple of --heads (even head size) and --heads a "
+                  "multiple of --kv-heads");
+        return EXIT_USAGE;
+    }
+    if ((wtype == SW_Q4_0 || wtype == SW_Q8_0) && (s.dim % 32 || s.ffn % 32)) {
+        cli_error("synth: quantized types need --dim and --ffn to be multiples of 32");
+        return EXIT_USAGE;
+    }
+    if (s.vocab < 259) {
+        cli_error("synth: --vocab must be at least 259 (specials and byte tokens)");
+        return EXIT_USAGE;
+    }
+
+    const int hd = s.dim / s.heads, kv_dim = s.kv_heads * hd;
+    int n_t = 0;
+    tensor_plan *plan = calloc((size_t)(3 + 9 * s.layers), sizeof *plan);
+    /* init scale ~ 1/sqrt(fan_in) keeps activations O(1) through the stack */
+    const float a_in = 1.0f / sqrtf((float)s.dim), a_ffn = 1.0f / sqrtf((float)s.ffn);
+#define PLAN(nm, e0, e1, ty, sc)                                                                \
+    do {                                                                                        \
+        snprintf(plan[n_t].name, sizeof plan[n_t].name, "%s", nm);                             \
+        plan[n_t].ne0 = e0;                                                                     \
+        plan[n_t].ne1 = e1;                                                                     \
+        plan[n_t].type = ty;                                                                    \
+        plan[n_t].scale = sc;                                                                   \
+        n_t++;                                                                                  \
+    } while (0)
+    PLAN("token_embd.weight", s.dim, s.vocab, wtype, 1.0f);
+    for (int l = 0; l < s.layers; l++) {
+        char nm[64];
+#define LPLAN(part, e0, e1, ty, sc)                                                             \
+    snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, part);                                       \
+    PLAN(nm, e0, e1, ty, sc)
+        LPLAN("attn_norm", s.dim, 0, SW_F32, 1.0f);
+        LPLAN("attn_q", s.dim, s.dim, wtype, a_in);
+        LPLAN("attn_k", s.dim, kv_dim, wtype, a_in);
+        LPLAN("attn_v", s.dim, kv_dim, wtype, a_in);
+        LPLAN("attn_output", s.dim, s.dim, wtype, a_in);
+        LPLAN("ffn_norm", s.dim, 0, SW_F32, 1.0f);
+        LPLAN("ffn_gate", s.dim, s.ffn, wtype, a_in);
+        LPLAN("ffn_up", s.dim, s.ffn, wtype, a_in);
+        LPLAN("ffn_down", s.ffn, s.dim, wtype, a_ffn);
+#undef LPLAN
+    }
+    PLAN("output_norm.weight", s.dim, 0, SW_F32, 1.0f);
+    if (!s.tied)
+        PLAN("output.weight", s.dim, s.vocab, wtype, a_in);
+#undef PLAN
+
+    sw_writer w;
+    if (!sw_open(&w, out)) {
+        cli_error("synth: cannot create '%s'", out);
+        free(plan);
+        return EXIT_RUNTIME;
+    }
+    sw_kv_str(&w, "general.architecture", "llama");
+    char name[96];
+    snprintf(name, sizeof name, "genloop-synth-%s-%s", s.name, type_name);
+    sw_kv_str(&w, "general.name", name);
+    sw_kv_u32(&w, "general.alignment", 32);
+    sw_kv_u32(&w, "llama.context_length", (uint32_t)s.ctx);
+    sw_kv_u32(&w, "llama.embedding_length", (uint32_t)s.dim);
+    sw_kv_u32(&w, "llama.block_count", (uint32_t)s.layers);
+    sw_kv_u32(&w, "llama.feed_forward_length", (uint32_t)s.ffn);
+    sw_kv_u32(&w, "llama.attention.head_count", (uint32_t)s.heads);
+    sw_kv_u32(&w, "llama.attention.head_count_kv", (uint32_t)s.kv_heads);
+    sw_kv_u32(&w, "llama.rope.dimension_count", (uint32_t)hd);
+    sw_kv_f32(&w, "llama.rope.freq_base", s.rope_base);
+    sw_kv_f32(&w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    add_vocab(&w, s.vocab);
+    for (int t = 0; t < n_t; t++)
+        sw_tensor_info(&w, plan[t].name, plan[t].ne0, plan[t].ne1 ? plan[t].ne1 : 1,
+                       plan[t].ne1 ? 2 : 1, plan[t].type);
+    bool ok = sw_begin_data(&w);
+    float *row = malloc(sizeof *row * (size_t)(s.dim > s.ffn ? s.dim : s.ffn));
+    for (int t = 0; ok && t < n_t; t++) {
+        uint64_t st = name_seed(plan[t].name, seed);
+        const int rows = plan[t].ne1 ? plan[t].ne1 : 1;
+        for (int r = 0; ok && r < rows; r++) {
+            if (plan[t].ne1) {
+                fill_row(&st, row, plan[t].ne0, plan[t].scale);
+            } else { /* norm weights near 1 */
+                fill_row(&st, row, plan[t].ne0, 0.1f);
+                for (int i = 0; i < plan[t].ne0; i++)
+                    row[i] += 1.0f;
+            }
+            ok = sw_tensor_row(&w, plan[t].type, row, plan[t].ne0);
+        }
+        ok = ok && sw_end_tensor(&w);
+    }
+    ok = sw_close(&w) && ok;
+    free(row);
+    free(plan);
+    if (!ok) {
+        cli_error("synth: writing '%s' failed", out);
+        return EXIT_RUNTIME;
+    }
+    return 0;
+}
