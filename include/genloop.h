@@ -81,7 +81,9 @@ typedef struct gl_model_info {
     uint64_t type_bytes[32];
     bool has_weights;
     int bos_id, eos_id;
-    bool add_bos;
+    bool add_bos;         /* prompts start with BOS, as the vocabulary asks */
+    int n_pos_learned;    /* learned absolute positions (gpt2's position_embd
+                           * rows): no position may reach it. 0: none (RoPE) */
 } gl_model_info;
 
 GL_API void gl_model_get_info(const gl_model *m, gl_model_info *info);
@@ -91,7 +93,8 @@ GL_API uint64_t gl_model_kv_bytes(const gl_model *m, int n_ctx);
 
 /* ---- tokenizer --------------------------------------------------------- */
 
-/* Tokenizes len bytes of text. Writes at most cap ids to out; returns the
+/* Tokenizes len bytes of text; add_bos prepends BOS (pass
+ * gl_model_info.add_bos to follow the vocabulary). Writes at most cap ids to out; returns the
  * number of tokens the text has (may exceed cap: call again with more room)
  * or -1 on error. */
 GL_API int gl_tokenize(const gl_model *m, const char *text, size_t len, bool add_bos,
@@ -180,9 +183,23 @@ typedef enum gl_stop_reason {
 
 GL_API const char *gl_stop_reason_name(gl_stop_reason r); /* "eos", "length", ... */
 
+/* How generation goes on once the history no longer fits the context. */
+typedef enum gl_ctx_policy {
+    GL_CTX_POLICY_AUTO = 0, /* crop for models with learned positions, else ring   */
+    GL_CTX_POLICY_RING,     /* slide: the ring KV cache keeps the latest n_ctx
+                             * positions (exact for RoPE models, refused for
+                             * learned positions)                               */
+    GL_CTX_POLICY_CROP,     /* nanoGPT: condition each step on the last block_size
+                             * tokens (the context size, capped at the model's
+                             * learned positions), recomputed from position 0:
+                             * exact, but a prefill of block_size per token      */
+} gl_ctx_policy;
+
 typedef struct gl_gen_params {
     int n_predict;        /* most tokens to generate; < 0: unlimited      */
-    bool ring;            /* keep going past a full context (sliding window) */
+    bool ring;            /* keep going past a full context (by context_policy);
+                           * false: stop (GL_STOP_CONTEXT)                 */
+    int context_policy;   /* enum gl_ctx_policy                            */
     gl_sampler_params sampling;
 } gl_gen_params;
 

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "context.h"
 #include "error.h"
@@ -19,6 +20,33 @@ static size_t mul3(size_t a, size_t b, size_t c)
     if (__builtin_mul_overflow(a, b, &r) || __builtin_mul_overflow(r, c, &r))
         return 0;
     return r;
+}
+
+/* Fails up front, naming the bytes needed, when the KV cache and scratch of
+ * a context cannot fit in physical memory: better than an allocation that
+ * succeeds (overcommit) and an OOM kill later. All terms fit in 64 bits:
+ * dims <= 2^20, n_batch <= 4096, n_ctx <= 2^24, threads <= 2^16. */
+static gl_status check_memory(const gl_config *cfg, const gl_ctx_params *p, size_t kv_row_bytes,
+                              size_t xq_stride, gl_error *err)
+{
+    const uint64_t nb = (uint64_t)p->n_batch, dim = (uint64_t)cfg->dim;
+    const uint64_t q_dim = (uint64_t)cfg->n_heads * (uint64_t)cfg->head_dim;
+    const uint64_t kv_dim = (uint64_t)cfg->n_kv_heads * (uint64_t)cfg->head_dim;
+    const uint64_t kv = 2 * (uint64_t)cfg->n_layers * (uint64_t)p->n_ctx * kv_row_bytes;
+    const uint64_t scratch = nb * (5 * dim + 2 * q_dim + 2 * kv_dim + 2 * (uint64_t)cfg->ffn_dim) *
+                                 sizeof(float) + 2 * nb * kv_row_bytes + nb * xq_stride +
+                             (uint64_t)p->n_threads * (uint64_t)p->n_ctx * sizeof(float);
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return GL_OK; /* unknown: let the allocations decide */
+    const uint64_t phys = (uint64_t)pages * (uint64_t)page;
+    if (kv + scratch > phys)
+        return gl_fail(err, GL_ERR_NOMEM, "a context of %d positions needs %llu bytes (KV cache "
+                       "%llu + scratch %llu), more than this machine's %llu bytes of physical "
+                       "memory: lower -c", p->n_ctx, (unsigned long long)(kv + scratch),
+                       (unsigned long long)kv, (unsigned long long)scratch,
+                       (unsigned long long)phys);
+    return GL_OK;
 }
 
 gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, gl_error *err)
@@ -66,7 +94,12 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     const size_t cache_bytes = mul3((size_t)cfg->n_layers, (size_t)p.n_ctx, c->kv_row_bytes);
     c->xq_stride = (max_in + QK8_0 - 1) / QK8_0 * sizeof(block_q8_0);
 
-    gl_status st = gl_threadpool_create(&c->pool, p.n_threads, err);
+    gl_status st = check_memory(cfg, &p, c->kv_row_bytes, c->xq_stride, err);
+    if (st) {
+        free(c);
+        return st;
+    }
+    st = gl_threadpool_create(&c->pool, p.n_threads, err);
     if (st) {
         free(c);
         return st;
@@ -89,14 +122,17 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->k_chunk = malloc(nb * c->kv_row_bytes);
     c->v_chunk = malloc(nb * c->kv_row_bytes);
     c->xq = malloc(nb * c->xq_stride);
-    c->rope_cs = malloc(nb * (size_t)cfg->rope_dim * sizeof(float));
-    c->rope_inv_freq = malloc((size_t)cfg->rope_dim / 2 * sizeof(double));
+    /* (+1: gpt2 has no RoPE, and malloc(0) may return NULL) */
+    c->rope_cs = malloc((nb * (size_t)cfg->rope_dim + 1) * sizeof(float));
+    c->rope_inv_freq = malloc(((size_t)cfg->rope_dim / 2 + 1) * sizeof(double));
+    if (m->gpt2_layers)
+        c->qkv = malloc(nb * 3 * dim * sizeof(float));
     c->scores = malloc((size_t)p.n_threads * (size_t)p.n_ctx * sizeof(float));
     c->runs = malloc(nb * GL_MAX_RUNS * sizeof(gl_kv_run));
     c->n_runs = malloc(nb * sizeof(int));
     if (!c->x || !c->xb || !c->q || !c->kcur || !c->vcur || !c->att || !c->hb || !c->hb2 ||
         !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores ||
-        !c->runs || !c->n_runs) {
+        !c->runs || !c->n_runs || (m->gpt2_layers && !c->qkv)) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
     }
@@ -121,6 +157,7 @@ void gl_ctx_free(gl_ctx *c)
     free(c->att);
     free(c->hb);
     free(c->hb2);
+    free(c->qkv);
     free(c->k_chunk);
     free(c->v_chunk);
     free(c->xq);
@@ -157,6 +194,11 @@ gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits, bo
 {
     if (n < 0)
         return gl_fail(err, GL_ERR_ARG, "negative token count");
+    const int n_pos = c->m->cfg.n_pos_learned;
+    if (n_pos > 0 && n > n_pos - c->pos)
+        return gl_fail(err, GL_ERR_ARG, "positions %d..%d are past the %d positions '%s' has "
+                       "learned (position_embd): reset the context or crop the history",
+                       c->pos, c->pos + n - 1, n_pos, c->m->arch);
     const size_t n_vocab = (size_t)c->m->cfg.n_vocab;
     for (int done = 0; done < n;) {
         const int nb = n - done < c->n_batch ? n - done : c->n_batch;

@@ -31,6 +31,7 @@ struct gl_ctx {
 
     /* scratch, n_batch rows each */
     float *x, *xb, *q, *kcur, *vcur, *att, *hb, *hb2;
+    float *qkv;                 /* gpt2: [n_batch][3 * dim] fused projection */
     uint8_t *k_chunk, *v_chunk; /* this chunk's K/V in cache format        */
     void *xq;                   /* quantized activations                    */
     size_t xq_stride;
@@ -46,6 +47,11 @@ struct gl_ctx {
  * logits for rows first_row..nb-1 into logits and advances c->pos. */
 gl_status gl_forward_llama(gl_ctx *c, const int32_t *tokens, int nb, float *logits, int first_row,
                            gl_error *err);
+
+/* The gpt2 forward pass (src/forward_gpt2.c), same contract; positions
+ * must stay below the model's learned positions. */
+gl_status gl_forward_gpt2(gl_ctx *c, const int32_t *tokens, int nb, float *logits, int first_row,
+                          gl_error *err);
 
 /* Up to three products sharing the input x (nb rows of n floats), run as one
  * parallel region; pass NULL for unused weights. Output rows are n_out apart. */

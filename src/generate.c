@@ -1,7 +1,16 @@
 /* The generation loop: prefill the prompt in one batched pass, then sample
  * and decode one token per step until EOS, the token limit, a full
- * context (when the ring is off) or the callback says stop. */
+ * context (when the ring is off) or the callback says stop.
+ *
+ * Past a full context, one of two policies:
+ *  - ring: the KV cache slides, each new position evicting the oldest (RoPE
+ *    models: attention only sees relative positions, so this is exact);
+ *  - crop (nanoGPT's generate): each step conditions on the last block_size
+ *    tokens, position ids from 0. While the history fits, the cache decodes
+ *    incrementally (identical); once it does not, the window is recomputed
+ *    from scratch every step. Models with learned positions need this. */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "context.h"
@@ -23,6 +32,7 @@ const char *gl_stop_reason_name(gl_stop_reason r)
 gl_gen_params gl_gen_default_params(void)
 {
     return (gl_gen_params){ .n_predict = 256, .ring = true,
+                            .context_policy = GL_CTX_POLICY_AUTO,
                             .sampling = gl_sampler_default_params() };
 }
 
@@ -53,17 +63,34 @@ gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt, const gl_g
     *res = (gl_gen_result){ .n_prompt = n_prompt };
     if (n_prompt < 1)
         return gl_fail(err, GL_ERR_ARG, "the prompt has no tokens");
-    if (!gp.ring && n_prompt > c->n_ctx)
+
+    /* Learned positions end at n_pos: the usable context is capped there. */
+    const int n_pos = m->cfg.n_pos_learned;
+    const int block = n_pos > 0 && n_pos < c->n_ctx ? n_pos : c->n_ctx;
+    int policy = gp.context_policy;
+    if (policy == GL_CTX_POLICY_AUTO)
+        policy = n_pos > 0 ? GL_CTX_POLICY_CROP : GL_CTX_POLICY_RING;
+    if (policy != GL_CTX_POLICY_RING && policy != GL_CTX_POLICY_CROP)
+        return gl_fail(err, GL_ERR_ARG, "invalid context policy %d", gp.context_policy);
+    if (policy == GL_CTX_POLICY_RING && n_pos > 0)
+        return gl_fail(err, GL_ERR_ARG, "the ring context policy cannot run '%s': its %d "
+                       "positions are learned (position_embd), so a sliding window past them "
+                       "is not exact; use the crop policy", m->arch, n_pos);
+    if (!gp.ring && n_prompt > block)
         return gl_fail(err, GL_ERR_ARG, "the prompt has %d tokens but the context holds %d",
-                       n_prompt, c->n_ctx);
+                       n_prompt, block);
+    const bool crop = gp.ring && policy == GL_CTX_POLICY_CROP;
 
     /* The repetition penalty looks back over prompt and output together. */
     const int hist_cap = gp.sampling.repeat_last_n > 0 ? gp.sampling.repeat_last_n : 1;
     int32_t *hist = malloc((size_t)hist_cap * sizeof *hist);
     float *logits = malloc((size_t)n_vocab * sizeof *logits);
+    /* crop: the last block tokens of the history, the model's whole input */
+    int32_t *win = crop ? malloc((size_t)block * sizeof *win) : NULL;
+    int n_win = 0;
     gl_sampler *s = NULL;
     gl_status st = GL_OK;
-    if (!hist || !logits) {
+    if (!hist || !logits || (crop && !win)) {
         st = gl_fail(err, GL_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -75,7 +102,14 @@ gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt, const gl_g
 
     gl_ctx_reset(c);
     double t0 = now_ms();
-    if ((st = gl_ctx_eval(c, prompt, n_prompt, logits, false, err)))
+    if (crop) {
+        n_win = n_prompt < block ? n_prompt : block;
+        memcpy(win, prompt + (n_prompt - n_win), (size_t)n_win * sizeof *win);
+        st = gl_ctx_eval(c, win, n_win, logits, false, err);
+    } else {
+        st = gl_ctx_eval(c, prompt, n_prompt, logits, false, err);
+    }
+    if (st)
         goto out;
     double t1 = now_ms();
     res->prefill_ms = t1 - t0;
@@ -112,11 +146,22 @@ gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt, const gl_g
             res->stop = GL_STOP_LENGTH;
             break;
         }
-        if (!gp.ring && c->pos >= c->n_ctx) {
+        if (!gp.ring && c->pos >= block) {
             res->stop = GL_STOP_CONTEXT;
             break;
         }
-        if ((st = gl_ctx_eval(c, &tok, 1, logits, false, err)))
+        if (crop && n_win == block) {
+            /* idx_cond = idx[-block:]: recompute the window from position 0 */
+            memmove(win, win + 1, (size_t)(block - 1) * sizeof *win);
+            win[block - 1] = tok;
+            gl_ctx_reset(c);
+            st = gl_ctx_eval(c, win, block, logits, false, err);
+        } else {
+            if (crop)
+                win[n_win++] = tok; /* still fits: the cache holds win[0..n_win) */
+            st = gl_ctx_eval(c, &tok, 1, logits, false, err);
+        }
+        if (st)
             goto out;
     }
     int len = gl_detok_flush(&d, text, sizeof text);
@@ -125,6 +170,7 @@ gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt, const gl_g
     res->decode_ms = now_ms() - t1;
 out:
     gl_sampler_free(s);
+    free(win);
     free(logits);
     free(hist);
     return st;

@@ -20,6 +20,10 @@
 #define TENSOR_MIN_BYTES (8u + 4u + 8u + 4u + 8u)
 #define HEADER_BYTES (4u + 4u + 8u + 8u)
 #define DEFAULT_ALIGNMENT 32u
+/* Longest key or tensor name accepted. Values may be as long as the file
+ * (nothing is copied), but names are identifiers: ggml itself keeps tensor
+ * names under 64 bytes. */
+#define MAX_NAME_BYTES 65535u
 
 /* ---- type tables ---------------------------------------------------- */
 
@@ -245,8 +249,8 @@ static gl_status skip_value(reader *r, uint32_t type, int depth)
     }
     if (type == GGUF_VT_ARR) {
         size_t at = r->pos;
-        uint32_t et;
-        uint64_t n;
+        uint32_t et = 0;
+        uint64_t n = 0;
         if (rd_array_header(r, depth, &et, &n))
             return GL_ERR_FORMAT;
         return skip_array_body(r, et, n, at, depth + 1);
@@ -273,6 +277,9 @@ static gl_status parse_kv(reader *r, gguf_kv *kv, uint64_t idx, char *ctx, size_
         return GL_ERR_FORMAT;
     if (kv->key.len == 0)
         return fail(r, "empty key at offset %zu", key_at);
+    if (kv->key.len > MAX_NAME_BYTES)
+        return fail(r, "key length %" PRIu64 " at offset %zu exceeds the limit of %u bytes",
+                    kv->key.len, key_at, MAX_NAME_BYTES);
     snprintf(ctx, ctx_cap, "kv #%" PRIu64 " '%s'", idx,
              quote(q, sizeof q, (const uint8_t *)kv->key.ptr, kv->key.len));
 
@@ -366,6 +373,9 @@ static gl_status parse_tensor_info(reader *r, gguf_tensor *t, uint64_t idx, uint
         return GL_ERR_FORMAT;
     if (t->name.len == 0)
         return fail(r, "empty tensor name at offset %zu", at);
+    if (t->name.len > MAX_NAME_BYTES)
+        return fail(r, "tensor name length %" PRIu64 " at offset %zu exceeds the limit of %u "
+                    "bytes", t->name.len, at, MAX_NAME_BYTES);
     quote(q, sizeof q, (const uint8_t *)t->name.ptr, t->name.len);
     snprintf(ctx, ctx_cap, "tensor '%s' (#%" PRIu64 ")", q, idx);
 
@@ -375,6 +385,7 @@ static gl_status parse_tensor_info(reader *r, gguf_tensor *t, uint64_t idx, uint
     if (t->n_dims == 0 || t->n_dims > GGUF_MAX_DIMS)
         return fail(r, "n_dims %" PRIu32 " at offset %zu out of range 1..%d", t->n_dims, at,
                     GGUF_MAX_DIMS);
+    size_t dims_at = r->pos;
     for (int d = 0; d < GGUF_MAX_DIMS; d++)
         t->ne[d] = 1;
     for (uint32_t d = 0; d < t->n_dims; d++) {
@@ -400,20 +411,69 @@ static gl_status parse_tensor_info(reader *r, gguf_tensor *t, uint64_t idx, uint
                     "alignment %" PRIu64, t->offset, at, alignment);
 
     if (t->ne[0] % be)
-        return fail(r, "row length %" PRIu64 " is not a multiple of the %s block size %zu",
-                    t->ne[0], gguf_type_name(t->type), be);
-    /* The element count must fit int64 too: loaders multiply dimensions. */
-    uint64_t nel = 1, nbytes = (t->ne[0] / be) * bb; /* ne0 <= INT64_MAX, bb < 2^16: no wrap */
-    bool ovf = false;
+        return fail(r, "row length %" PRIu64 " is not a multiple of the %s block size %zu "
+                    "(dimension 0 at offset %zu)", t->ne[0], gguf_type_name(t->type), be,
+                    dims_at);
+    /* The element and byte counts must fit int64 too: loaders multiply
+     * dimensions. (ne[0] / be) * bb can wrap on its own: ne[0] may be
+     * close to 2^63 and bb is up to 292. */
+    uint64_t nel = 1, nbytes;
+    bool ovf = __builtin_mul_overflow(t->ne[0] / be, (uint64_t)bb, &nbytes);
     for (int d = 0; d < GGUF_MAX_DIMS; d++)
         ovf |= __builtin_mul_overflow(nel, t->ne[d], &nel);
     for (int d = 1; d < GGUF_MAX_DIMS; d++)
         ovf |= __builtin_mul_overflow(nbytes, t->ne[d], &nbytes);
     if (ovf || nel > (uint64_t)INT64_MAX || nbytes > (uint64_t)INT64_MAX)
         return fail(r, "dimensions [%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
-                    "] overflow the element or byte count", t->ne[0], t->ne[1], t->ne[2],
-                    t->ne[3]);
+                    "] at offset %zu overflow the element or byte count of type %s",
+                    t->ne[0], t->ne[1], t->ne[2], t->ne[3], dims_at, gguf_type_name(t->type));
     t->nbytes = nbytes;
+    return GL_OK;
+}
+
+static int cmp_tensor_data(const void *a, const void *b)
+{
+    const gguf_tensor *x = *(const gguf_tensor *const *)a, *y = *(const gguf_tensor *const *)b;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
+}
+
+/* Tensor data may not overlap: with every tensor inside the file, this
+ * also bounds the total the tensors claim by the file size. */
+static gl_status check_overlap(reader *r, const gguf_file *g)
+{
+    char q1[96], q2[96];
+    if (g->n_tensors < 2)
+        return GL_OK;
+    const gguf_tensor **by_off = malloc((size_t)g->n_tensors * sizeof *by_off);
+    if (!by_off)
+        return gl_fail(r->err, GL_ERR_NOMEM, "gguf: out of memory checking %" PRIu64 " tensors",
+                       g->n_tensors);
+    for (uint64_t i = 0; i < g->n_tensors; i++)
+        by_off[i] = &g->tensors[i];
+    qsort(by_off, (size_t)g->n_tensors, sizeof *by_off, cmp_tensor_data);
+    /* a: the tensor whose data reaches furthest so far (empty ones never overlap) */
+    const gguf_tensor *a = NULL;
+    for (uint64_t i = 0; i < g->n_tensors; i++) {
+        const gguf_tensor *b = by_off[i];
+        if (!b->nbytes)
+            continue;
+        /* in bounds of the file already: no overflow */
+        if (a && b->offset < a->offset + a->nbytes) {
+            size_t b_at = (size_t)((const uint8_t *)b->name.ptr - r->buf) - 8;
+            quote(q1, sizeof q1, (const uint8_t *)a->name.ptr, a->name.len);
+            quote(q2, sizeof q2, (const uint8_t *)b->name.ptr, b->name.len);
+            free(by_off);
+            r->ctx = NULL;
+            return fail(r, "tensor '%s' (info at offset %zu) data [offset %" PRIu64 ", %" PRIu64
+                        " bytes] overlaps tensor '%s' data [offset %" PRIu64 ", %" PRIu64
+                        " bytes]", q2, b_at, b->offset, b->nbytes, q1, a->offset, a->nbytes);
+        }
+        if (!a || b->offset + b->nbytes > a->offset + a->nbytes)
+            a = b;
+    }
+    free(by_off);
     return GL_OK;
 }
 
@@ -433,13 +493,14 @@ gl_status gguf_parse(gguf_file *g, const uint8_t *buf, size_t size, gl_error *er
 
     if (size < 4 || memcmp(buf, "GGUF", 4) != 0) {
         if (size < 4)
-            return fail(&r, "file is %zu bytes, too short for the GGUF magic", size);
+            return fail(&r, "file is %zu bytes, too short for the 4-byte GGUF magic at offset 0",
+                        size);
         return fail(&r, "bad magic '%s' at offset 0 (expected 'GGUF'): not a GGUF file",
                     quote(q, sizeof q, buf, 4));
     }
     if (size < HEADER_BYTES)
-        return fail(&r, "file is %zu bytes, too short for the %u-byte GGUF header", size,
-                    HEADER_BYTES);
+        return fail(&r, "file is %zu bytes, too short for the %u-byte GGUF header at offset 0 "
+                    "(magic, version, tensor count, kv count)", size, HEADER_BYTES);
     r.pos = 4;
     rd_u32(&r, &version, "version");
     if (version != 2 && version != 3) {
@@ -514,7 +575,8 @@ gl_status gguf_parse(gguf_file *g, const uint8_t *buf, size_t size, gl_error *er
 
     uint64_t data_offset = r.pos, rem = r.pos % alignment;
     if (rem && __builtin_add_overflow(data_offset, alignment - rem, &data_offset)) {
-        fail(&r, "data section offset overflows");
+        fail(&r, "data section offset (tensor infos end at offset %zu, alignment %" PRIu64
+             ") overflows", r.pos, alignment);
         goto fail;
     }
     if (data_offset > size) {
@@ -536,14 +598,18 @@ gl_status gguf_parse(gguf_file *g, const uint8_t *buf, size_t size, gl_error *er
         uint64_t start, end;
         if (__builtin_add_overflow(data_offset, t->offset, &start)
             || __builtin_add_overflow(start, t->nbytes, &end) || end > size) {
+            /* The info starts 8 bytes (the name length) before the name. */
+            size_t info_at = (size_t)((const uint8_t *)t->name.ptr - buf) - 8;
             fail(&r, "tensor '%s' (#%" PRIu64 ") data [offset %" PRIu64 ", %" PRIu64 " bytes] "
-                 "runs past end of file (data section at %" PRIu64 ", file size %zu)",
-                 quote(q, sizeof q, (const uint8_t *)t->name.ptr, t->name.len), i, t->offset,
-                 t->nbytes, data_offset, size);
+                 "runs past end of file (tensor info at offset %zu, data section at %" PRIu64
+                 ", file size %zu)", quote(q, sizeof q, (const uint8_t *)t->name.ptr,
+                 t->name.len), i, t->offset, t->nbytes, info_at, data_offset, size);
             goto fail;
         }
         t->data = buf + start;
     }
+    if ((st = check_overlap(&r, g)))
+        goto fail;
     return GL_OK;
 
 fail:

@@ -20,6 +20,9 @@ void gl_kernels_init_avx2(gl_kernels *k);
 #if GL_HAVE_AVX512
 void gl_kernels_init_avx512(gl_kernels *k);
 #endif
+#if GL_HAVE_AVX512_SIMDE
+void gl_kernels_init_avx512_simde(gl_kernels *k);
+#endif
 #if GL_HAVE_NEON
 void gl_kernels_init_neon(gl_kernels *k);
 #endif
@@ -27,6 +30,11 @@ void gl_kernels_init_neon(gl_kernels *k);
 /* Ascending preference; each init starts from the generic table. */
 static const gl_backend backends[] = {
     { "generic", 0, gl_kernels_init_generic },
+#if GL_HAVE_AVX512_SIMDE
+    /* test-only: the AVX-512 kernels built against SIMDe (meson -Dsimde_avx512=true) listed
+     * first so it is never the default choice */
+    { "avx512-simde", GL_CPU_AVX2 | GL_CPU_FMA | GL_CPU_F16C, gl_kernels_init_avx512_simde },
+#endif
 #if GL_HAVE_AVX2
     { "avx2", GL_CPU_AVX2 | GL_CPU_FMA | GL_CPU_F16C, gl_kernels_init_avx2 },
 #endif

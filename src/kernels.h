@@ -50,6 +50,22 @@ typedef GL_DECL_RMSNORM_FN((*gl_rmsnorm_fn));
 #define GL_DECL_SWIGLU_FN(name) void name(float *out, const float *gate, const float *up, int n)
 typedef GL_DECL_SWIGLU_FN((*gl_swiglu_fn));
 
+/* LayerNorm: out[i] = (x[i] - mean(x)) / sqrt(var(x) + eps) * w[i] + b[i], the
+ * variance over n (not n - 1). out may equal x. */
+#define GL_DECL_LAYERNORM_FN(name)                                                              \
+    void name(float *out, const float *x, const float *w, const float *b, int n, float eps)
+typedef GL_DECL_LAYERNORM_FN((*gl_layernorm_fn));
+
+/* GELU, the tanh approximation GPT-2 uses:
+ * out[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), x = x[i]. out may equal x.
+ * Implementations may approximate tanh to within 1e-6 relative. */
+#define GL_DECL_GELU_FN(name) void name(float *out, const float *x, int n)
+typedef GL_DECL_GELU_FN((*gl_gelu_fn));
+
+/* Bias add, in place: y[i] += b[i] for i in [0, n). */
+#define GL_DECL_ADD_BIAS_FN(name) void name(float *y, const float *b, int n)
+typedef GL_DECL_ADD_BIAS_FN((*gl_add_bias_fn));
+
 /* Float dot product of a query with n_keys keys stored as `kv_type` rows
  * (F32 or F16) of len floats, row_stride bytes apart: scores[j] = scale * q.k_j */
 #define GL_DECL_ATTN_SCORES_FN(name)                                                            \
@@ -72,6 +88,9 @@ typedef struct gl_kernels {
     uint8_t act_type[GGUF_T_COUNT];      /* GGUF_T_F32 or GGUF_T_Q8_0    */
     gl_rmsnorm_fn rmsnorm;
     gl_swiglu_fn swiglu;
+    gl_layernorm_fn layernorm; /* gpt2 */
+    gl_gelu_fn gelu;           /* gpt2 */
+    gl_add_bias_fn add_bias;   /* gpt2 */
     gl_attn_scores_fn attn_scores[GL_KV_TYPE_COUNT];
     gl_attn_accum_fn attn_accum[GL_KV_TYPE_COUNT];
 } gl_kernels;

@@ -25,7 +25,9 @@ gl_status gl_map_file(gl_mapping *m, const char *path, gl_error *err)
     if (!path || !*path)
         return gl_fail(err, GL_ERR_ARG, "gl_map_file: empty path");
 
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is then
+     * rejected below as not a regular file); regular files ignore it. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         e = errno;
         return gl_fail(err, GL_ERR_IO, "cannot open '%s': %s", path, strerror(e));

@@ -22,8 +22,8 @@ static void copy_str(char *dst, size_t cap, gguf_str s)
 }
 
 /* Reads "<arch>.<suffix>" as an integer in [lo, hi]. */
-static gl_status get_int(const gl_model *m, const char *suffix, bool required, int64_t def,
-                         int64_t lo, int64_t hi, int *out, gl_error *err)
+gl_status gl_meta_int(const gl_model *m, const char *suffix, bool required, int64_t def,
+                      int64_t lo, int64_t hi, int *out, gl_error *err)
 {
     char key[128];
     snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
@@ -41,8 +41,8 @@ static gl_status get_int(const gl_model *m, const char *suffix, bool required, i
     return GL_OK;
 }
 
-static gl_status get_float(const gl_model *m, const char *suffix, float def, float lo, float hi,
-                           float *out, gl_error *err)
+gl_status gl_meta_float(const gl_model *m, const char *suffix, float def, float lo, float hi,
+                        float *out, gl_error *err)
 {
     char key[128];
     snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
@@ -60,13 +60,13 @@ static gl_status bind_config(gl_model *m, gl_error *err)
 {
     gl_config *c = &m->cfg;
     gl_status st;
-    if ((st = get_int(m, "embedding_length", true, 0, 1, 1 << 16, &c->dim, err)) ||
-        (st = get_int(m, "block_count", true, 0, 1, GL_MAX_LAYERS, &c->n_layers, err)) ||
-        (st = get_int(m, "attention.head_count", true, 0, 1, 1 << 12, &c->n_heads, err)) ||
-        (st = get_int(m, "attention.head_count_kv", false, c->n_heads, 1, c->n_heads,
-                      &c->n_kv_heads, err)) ||
-        (st = get_int(m, "feed_forward_length", true, 0, 1, 1 << 20, &c->ffn_dim, err)) ||
-        (st = get_int(m, "context_length", false, 2048, 1, 1 << 24, &c->n_ctx_train, err)))
+    if ((st = gl_meta_int(m, "embedding_length", true, 0, 1, 1 << 16, &c->dim, err)) ||
+        (st = gl_meta_int(m, "block_count", true, 0, 1, GL_MAX_LAYERS, &c->n_layers, err)) ||
+        (st = gl_meta_int(m, "attention.head_count", true, 0, 1, 1 << 12, &c->n_heads, err)) ||
+        (st = gl_meta_int(m, "attention.head_count_kv", false, c->n_heads, 1, c->n_heads,
+                          &c->n_kv_heads, err)) ||
+        (st = gl_meta_int(m, "feed_forward_length", true, 0, 1, 1 << 20, &c->ffn_dim, err)) ||
+        (st = gl_meta_int(m, "context_length", false, 2048, 1, 1 << 24, &c->n_ctx_train, err)))
         return st;
     if (c->n_heads % c->n_kv_heads != 0)
         return gl_fail(err, GL_ERR_FORMAT, "head_count %d is not a multiple of head_count_kv %d",
@@ -77,20 +77,21 @@ static gl_status bind_config(gl_model *m, gl_error *err)
                        c->n_heads);
     c->head_dim = c->dim / c->n_heads;
     int key_len = c->head_dim;
-    if ((st = get_int(m, "attention.key_length", false, c->head_dim, 1, 1 << 12, &key_len,
-                      err)))
+    if ((st = gl_meta_int(m, "attention.key_length", false, c->head_dim, 1, 1 << 12, &key_len,
+                          err)))
         return st;
     if (key_len != c->head_dim)
         return gl_fail(err, GL_ERR_UNSUPPORTED, "attention.key_length %d != dim/heads %d",
                        key_len, c->head_dim);
-    if ((st = get_int(m, "rope.dimension_count", false, c->head_dim, 2, c->head_dim,
-                      &c->rope_dim, err)))
+    if ((st = gl_meta_int(m, "rope.dimension_count", false, c->head_dim, 2, c->head_dim,
+                          &c->rope_dim, err)))
         return st;
     if (c->rope_dim % 2)
         return gl_fail(err, GL_ERR_FORMAT, "rope.dimension_count %d is odd", c->rope_dim);
-    if ((st = get_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, 0.0f, 1.0f, &c->norm_eps,
-                        err)) ||
-        (st = get_float(m, "rope.freq_base", 10000.0f, 1.0f, 1e12f, &c->rope_freq_base, err)))
+    if ((st = gl_meta_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, 0.0f, 1.0f,
+                            &c->norm_eps, err)) ||
+        (st = gl_meta_float(m, "rope.freq_base", 10000.0f, 1.0f, 1e12f, &c->rope_freq_base,
+                            err)))
         return st;
 
     c->rope_freq_scale = 1.0f;
@@ -124,8 +125,8 @@ static gl_status bind_config(gl_model *m, gl_error *err)
     return GL_OK;
 }
 
-static gl_status bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, int n_out,
-                             bool optional, gl_error *err)
+gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, int n_out,
+                         bool optional, gl_error *err)
 {
     const gguf_tensor *t = gguf_find_tensor(&m->gguf, name);
     memset(w, 0, sizeof *w);
@@ -155,8 +156,8 @@ static gl_status bind_weight(gl_model *m, gl_weight *w, const char *name, int n_
     return GL_OK;
 }
 
-static gl_status bind_vector(gl_model *m, const float **out, const char *name, int n,
-                             gl_error *err)
+gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n,
+                         gl_error *err)
 {
     const gguf_tensor *t = gguf_find_tensor(&m->gguf, name);
     if (!t)
@@ -187,9 +188,10 @@ static gl_status bind_llama(gl_model *m, gl_error *err)
                        "token_embd.weight has %llu rows but the vocabulary has %d tokens",
                        (unsigned long long)emb->ne[1], c->n_vocab);
     const int q_dim = c->n_heads * c->head_dim, kv_dim = c->n_kv_heads * c->head_dim;
-    if ((st = bind_weight(m, &m->tok_embd, "token_embd.weight", c->dim, c->n_vocab, false, err)) ||
-        (st = bind_vector(m, &m->output_norm, "output_norm.weight", c->dim, err)) ||
-        (st = bind_weight(m, &m->output, "output.weight", c->dim, c->n_vocab, true, err)))
+    if ((st = gl_bind_weight(m, &m->tok_embd, "token_embd.weight", c->dim, c->n_vocab, false,
+                             err)) ||
+        (st = gl_bind_vector(m, &m->output_norm, "output_norm.weight", c->dim, err)) ||
+        (st = gl_bind_weight(m, &m->output, "output.weight", c->dim, c->n_vocab, true, err)))
         return st;
     if (!m->output.data)
         m->output = m->tok_embd; /* tied embeddings */
@@ -205,15 +207,15 @@ static gl_status bind_llama(gl_model *m, gl_error *err)
                                               "ffn_gate",  "ffn_up", "ffn_down" };
         for (int i = 0; i < 9; i++)
             snprintf(n[i], sizeof n[i], "blk.%d.%s.weight", l, parts[i]);
-        if ((st = bind_vector(m, &L->attn_norm, n[0], c->dim, err)) ||
-            (st = bind_weight(m, &L->wq, n[1], c->dim, q_dim, false, err)) ||
-            (st = bind_weight(m, &L->wk, n[2], c->dim, kv_dim, false, err)) ||
-            (st = bind_weight(m, &L->wv, n[3], c->dim, kv_dim, false, err)) ||
-            (st = bind_weight(m, &L->wo, n[4], q_dim, c->dim, false, err)) ||
-            (st = bind_vector(m, &L->ffn_norm, n[5], c->dim, err)) ||
-            (st = bind_weight(m, &L->w_gate, n[6], c->dim, c->ffn_dim, false, err)) ||
-            (st = bind_weight(m, &L->w_up, n[7], c->dim, c->ffn_dim, false, err)) ||
-            (st = bind_weight(m, &L->w_down, n[8], c->ffn_dim, c->dim, false, err)))
+        if ((st = gl_bind_vector(m, &L->attn_norm, n[0], c->dim, err)) ||
+            (st = gl_bind_weight(m, &L->wq, n[1], c->dim, q_dim, false, err)) ||
+            (st = gl_bind_weight(m, &L->wk, n[2], c->dim, kv_dim, false, err)) ||
+            (st = gl_bind_weight(m, &L->wv, n[3], c->dim, kv_dim, false, err)) ||
+            (st = gl_bind_weight(m, &L->wo, n[4], q_dim, c->dim, false, err)) ||
+            (st = gl_bind_vector(m, &L->ffn_norm, n[5], c->dim, err)) ||
+            (st = gl_bind_weight(m, &L->w_gate, n[6], c->dim, c->ffn_dim, false, err)) ||
+            (st = gl_bind_weight(m, &L->w_up, n[7], c->dim, c->ffn_dim, false, err)) ||
+            (st = gl_bind_weight(m, &L->w_down, n[8], c->ffn_dim, c->dim, false, err)))
             return st;
     }
     m->has_weights = true;
@@ -261,9 +263,12 @@ gl_status gl_model_load(gl_model **out, const char *path, const gl_model_params 
     if (strcmp(m->arch, "llama") == 0) {
         if ((st = bind_llama(m, err)))
             goto fail;
+    } else if (strcmp(m->arch, "gpt2") == 0) {
+        if ((st = gl_bind_gpt2(m, err)))
+            goto fail;
     } else {
         st = gl_fail(err, GL_ERR_UNSUPPORTED, "architecture '%s' is not supported (supported: "
-                     "llama)", m->arch);
+                     "llama, gpt2)", m->arch);
         goto fail;
     }
 done:
@@ -280,6 +285,7 @@ void gl_model_free(gl_model *m)
         return;
     gl_tokenizer_free(m->tok);
     free(m->layers);
+    free(m->gpt2_layers);
     gguf_free(&m->gguf);
     gl_unmap_file(&m->map);
     free(m);
@@ -329,6 +335,7 @@ void gl_model_get_info(const gl_model *m, gl_model_info *info)
     info->bos_id = gl_tokenizer_bos(m->tok);
     info->eos_id = gl_tokenizer_eos(m->tok);
     info->add_bos = gl_tokenizer_add_bos(m->tok);
+    info->n_pos_learned = c->n_pos_learned;
 }
 
 uint64_t gl_model_kv_bytes(const gl_model *m, int n_ctx)

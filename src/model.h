@@ -37,12 +37,28 @@ typedef struct gl_layer {
     gl_weight w_down;       /* ffn_dim -> dim                   */
 } gl_layer;
 
+/* A GPT-2 block: LayerNorms with bias, fused QKV, GELU MLP, all biased. */
+typedef struct gl_gpt2_layer {
+    const float *attn_norm, *attn_norm_b; /* (dim)                        */
+    gl_weight wqkv;                       /* dim -> 3 * dim: q, k, v rows */
+    const float *bqkv;                    /* (3 * dim)                    */
+    gl_weight wo;                         /* dim -> dim                   */
+    const float *bo;                      /* (dim)                        */
+    const float *ffn_norm, *ffn_norm_b;   /* (dim)                        */
+    gl_weight w_up;                       /* dim -> ffn_dim               */
+    const float *b_up;                    /* (ffn_dim)                    */
+    gl_weight w_down;                     /* ffn_dim -> dim               */
+    const float *b_down;                  /* (dim)                        */
+} gl_gpt2_layer;
+
 typedef struct gl_config {
     int dim, n_layers, n_heads, n_kv_heads, head_dim, ffn_dim, n_vocab, n_ctx_train;
     int rope_dim;          /* leading dims of each head that RoPE rotates */
     float norm_eps;
     float rope_freq_base;
     float rope_freq_scale; /* positions are multiplied by this (linear scaling) */
+    int n_pos_learned;     /* learned absolute positions (gpt2: position_embd
+                            * rows); positions must stay below it. 0: none */
 } gl_config;
 
 struct gl_model {
@@ -56,9 +72,33 @@ struct gl_model {
     const float *output_norm;
     gl_weight output;   /* dim -> n_vocab (tied: tok_embd) */
     gl_layer *layers;
+    /* gpt2 only (NULL / zero otherwise) */
+    gl_gpt2_layer *gpt2_layers;
+    gl_weight pos_embd;        /* n_pos_learned rows of dim */
+    const float *output_norm_b;
     struct gl_tokenizer *tok;
     gl_forward_fn forward;
     gl_kernels k;
 };
+
+/* Loading helpers shared by the architectures (src/model.c). */
+
+/* Reads "<arch>.<suffix>" as an integer in [lo, hi] (def when absent and
+ * not required). */
+gl_status gl_meta_int(const gl_model *m, const char *suffix, bool required, int64_t def,
+                      int64_t lo, int64_t hi, int *out, gl_error *err);
+/* Reads "<arch>.<suffix>" as a float in [lo, hi] (def when absent). */
+gl_status gl_meta_float(const gl_model *m, const char *suffix, float def, float lo, float hi,
+                        float *out, gl_error *err);
+/* Binds matrix `name` of shape [n_in, n_out] in a type the kernels can
+ * multiply; optional: a missing tensor leaves w zeroed. */
+gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, int n_out,
+                         bool optional, gl_error *err);
+/* Binds F32 vector `name` of n elements. */
+gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n,
+                         gl_error *err);
+
+/* Binds a gpt2 model's hyperparameters and tensors (src/model_gpt2.c). */
+gl_status gl_bind_gpt2(gl_model *m, gl_error *err);
 
 #endif

@@ -27,9 +27,11 @@
 #include <string.h>
 
 #include "error.h"
+#include "tokenizer_bpe.h"
 
 typedef enum vocab_kind {
-    VOCAB_SPM = 1, /* "llama": score-ordered merges, byte fallback */
+    VOCAB_SPM = 1, /* "llama": score-ordered merges, byte fallback          */
+    VOCAB_BPE = 2, /* "gpt2": byte-level BPE, ranked merges (tokenizer_bpe.c) */
 } vocab_kind;
 
 struct gl_tokenizer {
@@ -49,6 +51,7 @@ struct gl_tokenizer {
     int32_t bos, eos, unk;
     bool add_bos, add_space_prefix;
     int32_t byte_tok[256]; /* byte fallback id per byte value, -1 none       */
+    gl_bpe *bpe;           /* VOCAB_BPE: merges and pre-tokenizer            */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -319,6 +322,57 @@ static gl_status spm_build_pieces(gl_tokenizer *t, gl_error *err)
     return GL_OK;
 }
 
+/* Byte-level pieces: each stand-in character back to its byte. Control and
+ * unused tokens have no text; user-defined and unknown ones their own. */
+static gl_status bpe_build_pieces(gl_tokenizer *t, gl_error *err)
+{
+    size_t n = (size_t)t->n_vocab;
+    t->piece = malloc(t->text_off[n] + 1); /* unmapping never lengthens */
+    t->piece_off = malloc((n + 1) * sizeof *t->piece_off);
+    if (!t->piece || !t->piece_off)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory for a %d-token vocabulary", t->n_vocab);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = t->text + t->text_off[i];
+        size_t len = t->text_off[i + 1] - t->text_off[i];
+        t->piece_off[i] = w;
+        switch (t->types[i]) {
+        case GL_TOKEN_CONTROL:
+        case GL_TOKEN_UNUSED:
+            break;
+        case GL_TOKEN_UNKNOWN:
+        case GL_TOKEN_USER_DEFINED:
+            memcpy(t->piece + w, s, len);
+            w += len;
+            break;
+        default: /* normal, byte, undefined */
+            w += gl_bpe_unmap(s, len, t->piece + w);
+            break;
+        }
+    }
+    t->piece_off[n] = w;
+    return GL_OK;
+}
+
+static gl_status bpe_init(gl_tokenizer *t, const gguf_file *g, gl_error *err)
+{
+    /* GPT-2 vocabularies name no defaults: <|endoftext|> is BOS and EOS, and
+     * prompts do not start with it unless the file says so. */
+    const int32_t eot = vocab_find(t, "<|endoftext|>", 13);
+    gl_status st;
+    if ((st = load_id(t, g, "tokenizer.ggml.bos_token_id", eot, &t->bos, err)) ||
+        (st = load_id(t, g, "tokenizer.ggml.eos_token_id", eot, &t->eos, err)) ||
+        (st = load_id(t, g, "tokenizer.ggml.unknown_token_id", -1, &t->unk, err)) ||
+        (st = load_bool(g, "tokenizer.ggml.add_bos_token", false, &t->add_bos, err)))
+        return st;
+    t->add_space_prefix = false;
+    for (int b = 0; b < 256; b++)
+        t->byte_tok[b] = -1;
+    if ((st = gl_bpe_load(&t->bpe, t, g, err)))
+        return st;
+    return bpe_build_pieces(t, err);
+}
+
 static gl_status spm_init(gl_tokenizer *t, const gguf_file *g, gl_error *err)
 {
     gl_status st;
@@ -356,21 +410,26 @@ gl_status gl_tokenizer_load(gl_tokenizer **out, const gguf_file *g, gl_error *er
     vocab_kind kind;
     if (gguf_str_eq(model, "llama"))
         kind = VOCAB_SPM;
+    else if (gguf_str_eq(model, "gpt2"))
+        kind = VOCAB_BPE;
     else
         return gl_fail(err, GL_ERR_UNSUPPORTED, "tokenizer model '%s' not supported "
-                       "(supported: llama)", printable(model, buf, sizeof buf));
+                       "(supported: llama, gpt2)", printable(model, buf, sizeof buf));
 
     gl_tokenizer *t = calloc(1, sizeof *t);
     if (!t)
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the tokenizer");
     t->kind = kind;
-    snprintf(t->model, sizeof t->model, "%s", "llama");
+    snprintf(t->model, sizeof t->model, "%s", kind == VOCAB_SPM ? "llama" : "gpt2");
     gl_status st;
     if ((st = load_tokens(t, g, err)) || (st = load_scores_types(t, g, err)))
         goto fail;
     switch (t->kind) {
     case VOCAB_SPM:
         st = spm_init(t, g, err);
+        break;
+    case VOCAB_BPE:
+        st = bpe_init(t, g, err);
         break;
     }
     if (st)
@@ -394,6 +453,7 @@ void gl_tokenizer_free(gl_tokenizer *t)
     free(t->types);
     free(t->hashes);
     free(t->slots);
+    gl_bpe_free(t->bpe);
     free(t);
 }
 
@@ -467,11 +527,7 @@ int32_t gl_tokenizer_find(const gl_tokenizer *t, const char *text, size_t len)
 
 /* ---- SPM encoding ------------------------------------------------------- */
 
-typedef struct sink {
-    int32_t *out;
-    int cap;
-    int n;
-} sink;
+typedef gl_tok_sink sink;
 
 static void emit(sink *s, int32_t id)
 {
@@ -676,6 +732,9 @@ int gl_tokenizer_encode(const gl_tokenizer *t, const char *text, size_t len, boo
     switch (t->kind) {
     case VOCAB_SPM:
         st = spm_encode(t, text, len, &s, err);
+        break;
+    case VOCAB_BPE:
+        st = gl_bpe_encode(t->bpe, text, len, &s, err);
         break;
     }
     return st ? -1 : s.n;

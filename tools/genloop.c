@@ -13,7 +13,8 @@ static const char usage_text[] =
     "commands:\n"
     "  run       -m MODEL -p PROMPT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
     "            [--repeat-penalty R] [--repeat-last-n N] [--seed S] [-t THREADS] [-c CTX]\n"
-    "            [--keep N] [--no-ring] [--no-echo] [--json] [--backend NAME]\n"
+    "            [--keep N] [--no-ring] [--context-policy ring|crop] [--no-echo] [--json]\n"
+    "            [--backend NAME]\n"
     "  tokenize  -m MODEL [--no-bos] [-p TEXT]   (text from stdin when -p is absent)\n"
     "  eval      -m MODEL --ids \"1 2 3\" --logits-out FILE [-t THREADS] [-c CTX] [--keep N]\n"
     "  info      [MODEL] [--backend NAME]\n"
@@ -29,6 +30,7 @@ typedef struct opts {
     long long n_predict, threads, n_ctx, keep, repeat_last_n;
     double temp, top_k, top_p, min_p, repeat_penalty;
     uint64_t seed;
+    int context_policy; /* enum gl_ctx_policy */
 } opts;
 
 enum { F_RUN = 1, F_TOKENIZE = 2, F_EVAL = 4, F_INFO = 8 };
@@ -118,6 +120,16 @@ static int parse(int argc, char **argv, const char *cmd, int mask, opts *o, cons
         } else if (!strcmp(a, "--backend")) {
             TAKES_VALUE(F_RUN | F_EVAL | F_INFO | F_TOKENIZE);
             o->backend = v;
+        } else if (!strcmp(a, "--context-policy")) {
+            TAKES_VALUE(F_RUN);
+            if (!strcmp(v, "ring"))
+                o->context_policy = GL_CTX_POLICY_RING;
+            else if (!strcmp(v, "crop"))
+                o->context_policy = GL_CTX_POLICY_CROP;
+            else if (!strcmp(v, "auto"))
+                o->context_policy = GL_CTX_POLICY_AUTO;
+            else
+                return usage_error(cmd, "--context-policy expects ring or crop, got '%s'", v);
         } else if (!strcmp(a, "--ids")) {
             TAKES_VALUE(F_EVAL);
             o->ids = v;
@@ -233,8 +245,18 @@ static int cmd_run(int argc, char **argv)
     if ((rc = load_model(&o, false, &m)))
         goto done;
     gl_error err;
+    gl_model_info mi;
+    gl_model_get_info(m, &mi);
+    if (o.context_policy == GL_CTX_POLICY_RING && mi.n_pos_learned > 0) {
+        cli_error("--context-policy ring cannot run this '%s' model: its %d positions are "
+                  "learned (position_embd), so past them a sliding window is not exact; use "
+                  "--context-policy crop (the default)", mi.arch, mi.n_pos_learned);
+        rc = EXIT_USAGE;
+        goto done;
+    }
     const size_t plen = strlen(o.prompt);
-    int n = gl_tokenize(m, o.prompt, plen, true, NULL, 0, &err);
+    /* BOS as the vocabulary asks (SentencePiece: yes, GPT-2: no) */
+    int n = gl_tokenize(m, o.prompt, plen, mi.add_bos, NULL, 0, &err);
     if (n < 0) {
         cli_error("%s", err.msg);
         rc = EXIT_RUNTIME;
@@ -246,15 +268,18 @@ static int cmd_run(int argc, char **argv)
         goto done;
     }
     prompt = malloc((size_t)n * sizeof *prompt);
-    if (!prompt || gl_tokenize(m, o.prompt, plen, true, prompt, n, &err) != n) {
+    if (!prompt || gl_tokenize(m, o.prompt, plen, mi.add_bos, prompt, n, &err) != n) {
         cli_error("tokenizing the prompt failed");
         rc = EXIT_RUNTIME;
         goto done;
     }
     if ((rc = make_ctx(&o, m, &c)))
         goto done;
-    if (o.no_ring && n > gl_ctx_n_ctx(c)) {
-        cli_error("the prompt has %d tokens but the context holds %d (-c)", n, gl_ctx_n_ctx(c));
+    int usable = gl_ctx_n_ctx(c); /* capped at learned positions */
+    if (mi.n_pos_learned > 0 && mi.n_pos_learned < usable)
+        usable = mi.n_pos_learned;
+    if (o.no_ring && n > usable) {
+        cli_error("the prompt has %d tokens but the context holds %d (-c)", n, usable);
         rc = EXIT_USAGE;
         goto done;
     }
@@ -262,6 +287,7 @@ static int cmd_run(int argc, char **argv)
     gl_gen_params gp = gl_gen_default_params();
     gp.n_predict = (int)o.n_predict;
     gp.ring = !o.no_ring;
+    gp.context_policy = o.context_policy;
     gp.sampling.temp = (float)o.temp;
     gp.sampling.top_k = (int)o.top_k;
     gp.sampling.top_p = (float)o.top_p;
@@ -349,10 +375,13 @@ static int cmd_tokenize(int argc, char **argv)
     if ((rc = load_model(&o, true, &m)))
         goto done;
     gl_error err;
+    gl_model_info mi;
+    gl_model_get_info(m, &mi);
+    const bool bos = !o.no_bos && mi.add_bos; /* as the vocabulary asks */
     const char *s = text ? text : o.prompt;
-    int n = gl_tokenize(m, s, len, !o.no_bos, NULL, 0, &err);
+    int n = gl_tokenize(m, s, len, bos, NULL, 0, &err);
     if (n < 0 || !(ids = malloc((size_t)(n ? n : 1) * sizeof *ids)) ||
-        gl_tokenize(m, s, len, !o.no_bos, ids, n, &err) != n) {
+        gl_tokenize(m, s, len, bos, ids, n, &err) != n) {
         cli_error("%s", n < 0 ? err.msg : "out of memory");
         rc = EXIT_RUNTIME;
         goto done;
@@ -524,8 +553,12 @@ static int cmd_info(int argc, char **argv)
         printf("  dim %d, layers %d, heads %d, kv heads %d, head dim %d, ffn %d, context %d\n",
                mi.dim, mi.n_layers, mi.n_heads, mi.n_kv_heads, mi.head_dim, mi.ffn_dim,
                mi.n_ctx_train);
-        printf("  rms eps %g, rope base %g, rope scale %g\n", (double)mi.norm_eps,
-               (double)mi.rope_freq_base, (double)mi.rope_scale);
+        if (mi.n_pos_learned > 0)
+            printf("  layernorm eps %g, learned positions %d\n", (double)mi.norm_eps,
+                   mi.n_pos_learned);
+        else
+            printf("  rms eps %g, rope base %g, rope scale %g\n", (double)mi.norm_eps,
+                   (double)mi.rope_freq_base, (double)mi.rope_scale);
         printf("  tensor types:");
         for (int t = 0; t < 32; t++)
             if (mi.type_counts[t])

@@ -24,6 +24,9 @@ void gl_kernels_init_generic(gl_kernels *k)
 
     k->rmsnorm = gl_rmsnorm_generic;
     k->swiglu = gl_swiglu_generic;
+    k->layernorm = gl_layernorm_generic;
+    k->gelu = gl_gelu_generic;
+    k->add_bias = gl_add_bias_generic;
     k->attn_scores[GL_KV_F32] = gl_attn_scores_f32_generic;
     k->attn_scores[GL_KV_F16] = gl_attn_scores_f16_generic;
     k->attn_accum[GL_KV_F32] = gl_attn_accum_f32_generic;

@@ -1,0 +1,23 @@
+/* Prototypes of the AVX2 kernels; reachable only through the kernel table
+ * (gl_kernels_init_avx2). Built with -mavx2 -mfma -mf16c. */
+#ifndef GENLOOP_ARCH_X86_AVX2_H
+#define GENLOOP_ARCH_X86_AVX2_H
+
+#include "kernels.h"
+
+void gl_kernels_init_avx2(gl_kernels *k);
+
+GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_avx2);
+GL_DECL_MATMUL_FN(gl_matmul_q8_0_avx2);
+GL_DECL_MATMUL_FN(gl_matmul_q4_0_avx2);
+GL_DECL_MATMUL_FN(gl_matmul_f32_avx2);
+GL_DECL_MATMUL_FN(gl_matmul_f16_avx2);
+GL_DECL_MATMUL_FN(gl_matmul_bf16_avx2);
+GL_DECL_RMSNORM_FN(gl_rmsnorm_avx2);
+GL_DECL_SWIGLU_FN(gl_swiglu_avx2);
+GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_avx2);
+GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f16_avx2);
+GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f32_avx2);
+GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f16_avx2);
+
+#endif

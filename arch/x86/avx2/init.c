@@ -1,0 +1,20 @@
+/* AVX2 backend: overwrites the slots it accelerates; the table arrives
+ * filled by gl_kernels_init_generic. Only pointer stores happen here. */
+#include "arch/x86/avx2/avx2.h"
+
+void gl_kernels_init_avx2(gl_kernels *k)
+{
+    k->name = "avx2";
+    k->quantize_q8_0 = gl_quantize_q8_0_avx2;
+    k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_avx2;
+    k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_avx2;
+    k->matmul[GGUF_T_F32] = gl_matmul_f32_avx2;
+    k->matmul[GGUF_T_F16] = gl_matmul_f16_avx2;
+    k->matmul[GGUF_T_BF16] = gl_matmul_bf16_avx2;
+    k->rmsnorm = gl_rmsnorm_avx2;
+    k->swiglu = gl_swiglu_avx2;
+    k->attn_scores[GL_KV_F32] = gl_attn_scores_f32_avx2;
+    k->attn_scores[GL_KV_F16] = gl_attn_scores_f16_avx2;
+    k->attn_accum[GL_KV_F32] = gl_attn_accum_f32_avx2;
+    k->attn_accum[GL_KV_F16] = gl_attn_accum_f16_avx2;
+}

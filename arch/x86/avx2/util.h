@@ -1,0 +1,112 @@
+/* Helpers shared by the AVX2 kernels (and, through qmatmul_tmpl.h, by the
+ * AVX-512 ones). Everything here is static inline so each including folder
+ * gets its own copy compiled with its own target flags; a non-static inline
+ * could be merged by the linker into the copy built for the wider ISA. */
+#ifndef GENLOOP_ARCH_X86_AVX2_UTIL_H
+#define GENLOOP_ARCH_X86_AVX2_UTIL_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* The AVX-512 folder may have included SIMDe in place of the native header
+ * (arch/x86/avx512/simd.h); then the intrinsics are already declared. */
+#ifndef GL_X86_INTRINSICS
+#include <immintrin.h>
+#define GL_X86_INTRINSICS 1
+#endif
+
+#define GL_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* Horizontal sum of 8 floats in one fixed order: (lo128 + hi128), then
+ * (0+2, 1+3), then (0 + 1). Every float kernel that reduces lanes uses this
+ * one function, so every code path of a backend rounds the same way. */
+GL_ALWAYS_INLINE float gl_hsum8_ps(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Integer lane sums of eight 8-lane vectors: lane k of the result is the
+ * sum of all lanes of p_k. Exact (integer adds), so the order is free. */
+GL_ALWAYS_INLINE __m256i gl_reduce8_epi32(__m256i p0, __m256i p1, __m256i p2, __m256i p3,
+                                          __m256i p4, __m256i p5, __m256i p6, __m256i p7)
+{
+    __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
+    __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(p4, p5), _mm256_hadd_epi32(p6, p7));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
+                            _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+/* Sum of the 8 lanes of v in every lane (exact). */
+GL_ALWAYS_INLINE __m256i gl_bcast_sum_epi32(__m256i v)
+{
+    v = _mm256_add_epi32(v, _mm256_permute2x128_si256(v, v, 0x01));
+    v = _mm256_add_epi32(v, _mm256_shuffle_epi32(v, 0x4e));
+    return _mm256_add_epi32(v, _mm256_shuffle_epi32(v, 0xb1));
+}
+
+/* Lane mask selecting the first m (0..8) of 8 lanes, for maskload/store. */
+GL_ALWAYS_INLINE __m256i gl_tail_mask8(int m)
+{
+    static const int32_t t[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0 };
+    return _mm256_loadu_si256((const __m256i *)(t + 8 - m));
+}
+
+/* Half to float of one scalar (exact; F16C). */
+GL_ALWAYS_INLINE float gl_h2f(uint16_t h)
+{
+    return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
+}
+
+/* Loads 8 halves / bfloat16s as floats; the _part forms read only m < 8
+ * elements (the rest become 0) so row tails never read past the row. */
+GL_ALWAYS_INLINE __m256 gl_load8_f16(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+GL_ALWAYS_INLINE __m256 gl_load8_bf16(const uint16_t *p)
+{
+    return _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+GL_ALWAYS_INLINE __m128i gl_load_part_u16(const uint16_t *p, int m)
+{
+    uint16_t t[8] = { 0 };
+    memcpy(t, p, (size_t)m * 2);
+    return _mm_loadu_si128((const __m128i *)t);
+}
+GL_ALWAYS_INLINE __m256 gl_load_part_f32(const float *p, int m)
+{
+    return _mm256_maskload_ps(p, gl_tail_mask8(m));
+}
+
+/* e^x for the SwiGLU gate, |rel err| <= ~3 ulp over the clamped range.
+ * x is clamped to [-88, 88.75]: below, e^x only ever meets 1 + e^x (== 1);
+ * above, the result overflows to +inf as expf does. 2^n is applied in two
+ * factors so n = 128 and n = -127 need no special case. */
+GL_ALWAYS_INLINE __m256 gl_exp8_ps(__m256 x)
+{
+    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.75f)), _mm256_set1_ps(-88.0f));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i n1 = _mm256_srai_epi32(ni, 1);
+    __m256i n2 = _mm256_sub_epi32(ni, n1);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+#endif

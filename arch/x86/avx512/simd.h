@@ -1,0 +1,92 @@
+/* Intrinsics for the AVX-512 kernels: the compiler's own <immintrin.h>, or,
+ * with GL_USE_SIMDE (meson option simde_avx512), SIMDe's portable versions
+ * under the native names, so the same source can be conformance-tested on
+ * a CPU without AVX-512. A few 512-bit operations this SIMDe release lacks
+ * go through the gl512_* helpers below, which have a native form and a
+ * plain form with the same results. */
+#ifndef GENLOOP_ARCH_X86_AVX512_SIMD_H
+#define GENLOOP_ARCH_X86_AVX512_SIMD_H
+
+#include <stdint.h>
+#include <string.h>
+
+#ifdef GL_USE_SIMDE
+#include <immintrin.h> /* native AVX2 / FMA / F16C (built with -mavx2) */
+#include <simde/x86/avx512.h>
+#include <simde/x86/f16c.h>
+#include <simde/x86/fma.h>
+#else
+#include <immintrin.h>
+#endif
+#define GL_X86_INTRINSICS 1
+
+#include "arch/x86/avx2/util.h"
+
+/* The first m (0..16) floats at p, zeros after; reads only those m. */
+GL_ALWAYS_INLINE __m512 gl512_load_part_ps(const float *p, int m)
+{
+#ifdef GL_USE_SIMDE
+    float t[16] = { 0 };
+    memcpy(t, p, (size_t)m * sizeof(float));
+    return _mm512_loadu_ps(t);
+#else
+    return _mm512_maskz_loadu_ps((__mmask16)((1u << m) - 1), p);
+#endif
+}
+
+/* 16 raw 16-bit values, the first m (0..16) read from p, zeros after. */
+GL_ALWAYS_INLINE __m256i gl512_load_part_u16(const uint16_t *p, int m)
+{
+#ifdef GL_USE_SIMDE
+    uint16_t t[16] = { 0 };
+    memcpy(t, p, (size_t)m * 2);
+    return _mm256_loadu_si256((const __m256i *)t);
+#else
+    return _mm256_maskz_loadu_epi16((__mmask16)((1u << m) - 1), p);
+#endif
+}
+
+GL_ALWAYS_INLINE __m512 gl512_from_halves(__m256 lo, __m256 hi)
+{
+#ifdef GL_USE_SIMDE
+    float t[16];
+    _mm256_storeu_ps(t, lo);
+    _mm256_storeu_ps(t + 8, hi);
+    return _mm512_loadu_ps(t);
+#else
+    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+#endif
+}
+
+/* 16 halves to float (exact) */
+GL_ALWAYS_INLINE __m512 gl512_cvtph_ps(__m256i h)
+{
+#ifdef GL_USE_SIMDE
+    return gl512_from_halves(_mm256_cvtph_ps(_mm256_castsi256_si128(h)),
+                             _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1)));
+#else
+    return _mm512_cvtph_ps(h);
+#endif
+}
+
+/* 16 bfloat16 to float (exact) */
+GL_ALWAYS_INLINE __m512 gl512_cvtbf16_ps(__m256i h)
+{
+#ifdef GL_USE_SIMDE
+    const __m256i lo = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(h)), 16);
+    const __m256i hi = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(h, 1)), 16);
+    return gl512_from_halves(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi));
+#else
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+#endif
+}
+
+/* Sum of 16 floats in one fixed order: lo256 + hi256, then gl_hsum8_ps. */
+GL_ALWAYS_INLINE float gl512_hsum_ps(__m512 v)
+{
+    const __m256 lo = _mm512_castps512_ps256(v);
+    const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    return gl_hsum8_ps(_mm256_add_ps(lo, hi));
+}
+
+#endif

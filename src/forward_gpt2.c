@@ -1,0 +1,96 @@
+/* The GPT-2 transformer forward pass over a chunk of nb tokens. Read top to
+ * bottom: token + learned position embedding → per layer (LayerNorm →
+ * fused QKV + bias → attention over the ring cache → output projection +
+ * bias → residual → LayerNorm → up + bias → GELU → down + bias → residual)
+ * → final LayerNorm → logits. Attention, the KV cache and the matrix
+ * products are the llama path's (src/attention.c, src/matmul.c); only the
+ * norms, the activation and the biases differ. */
+#include <string.h>
+
+#include "context.h"
+#include "error.h"
+
+/* y[b] += bias for each of nb rows of n floats */
+static void add_bias_rows(const gl_kernels *k, float *y, const float *bias, int n, int nb)
+{
+    for (int b = 0; b < nb; b++)
+        k->add_bias(y + (size_t)b * n, bias, n);
+}
+
+gl_status gl_forward_gpt2(gl_ctx *c, const int32_t *tokens, int nb, float *logits, int first_row,
+                          gl_error *err)
+{
+    const gl_model *m = c->m;
+    const gl_config *cfg = &m->cfg;
+    const gl_kernels *k = c->k;
+    const int dim = cfg->dim, ffn = cfg->ffn_dim;
+    const int pos0 = c->pos;
+
+    /* Learned positions end at n_pos_learned: there is no embedding beyond. */
+    if (pos0 < 0 || nb > cfg->n_pos_learned - pos0)
+        return gl_fail(err, GL_ERR_ARG, "positions %d..%d are past the %d positions gpt2 has "
+                       "learned", pos0, pos0 + nb - 1, cfg->n_pos_learned);
+
+    /* x = token embedding + position embedding */
+    for (int b = 0; b < nb; b++) {
+        if (tokens[b] < 0 || tokens[b] >= cfg->n_vocab)
+            return gl_fail(err, GL_ERR_ARG, "token id %d is out of range [0, %d)", tokens[b],
+                           cfg->n_vocab);
+        const gl_weight *te = &m->tok_embd, *pe = &m->pos_embd;
+        float *x = c->x + (size_t)b * dim;
+        k->dequant[te->type]((const char *)te->data + (size_t)tokens[b] * te->row_bytes, x, dim);
+        k->dequant[pe->type]((const char *)pe->data + (size_t)(pos0 + b) * pe->row_bytes, c->xb,
+                             dim);
+        k->add_bias(x, c->xb, dim);
+    }
+    gl_kv_plan(c, pos0, nb);
+
+    for (int l = 0; l < cfg->n_layers; l++) {
+        const gl_gpt2_layer *L = &m->gpt2_layers[l];
+
+        /* attention: q, k, v from one fused product, rows [q | k | v] */
+        for (int b = 0; b < nb; b++)
+            k->layernorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->attn_norm,
+                         L->attn_norm_b, dim, cfg->norm_eps);
+        gl_matmul3(c, c->xb, dim, nb, &L->wqkv, c->qkv, NULL, NULL, NULL, NULL);
+        add_bias_rows(k, c->qkv, L->bqkv, 3 * dim, nb);
+        for (int b = 0; b < nb; b++) {
+            const float *row = c->qkv + (size_t)b * 3 * dim;
+            memcpy(c->q + (size_t)b * dim, row, (size_t)dim * sizeof(float));
+            gl_kv_to_cache_format(c, c->k_chunk + b * c->kv_row_bytes, row + dim, dim);
+            gl_kv_to_cache_format(c, c->v_chunk + b * c->kv_row_bytes, row + 2 * dim, dim);
+        }
+        gl_attention(c, l, nb);
+        gl_kv_store_chunk(c, l, pos0, nb);
+
+        gl_matmul3(c, c->att, dim, nb, &L->wo, c->xb, NULL, NULL, NULL, NULL);
+        add_bias_rows(k, c->xb, L->bo, dim, nb);
+        for (size_t i = 0; i < (size_t)nb * dim; i++)
+            c->x[i] += c->xb[i];
+
+        /* MLP: up + bias → GELU → down + bias */
+        for (int b = 0; b < nb; b++)
+            k->layernorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->ffn_norm,
+                         L->ffn_norm_b, dim, cfg->norm_eps);
+        gl_matmul3(c, c->xb, dim, nb, &L->w_up, c->hb, NULL, NULL, NULL, NULL);
+        for (int b = 0; b < nb; b++) {
+            float *h = c->hb + (size_t)b * ffn;
+            k->add_bias(h, L->b_up, ffn);
+            k->gelu(h, h, ffn);
+        }
+        gl_matmul3(c, c->hb, ffn, nb, &L->w_down, c->xb, NULL, NULL, NULL, NULL);
+        add_bias_rows(k, c->xb, L->b_down, dim, nb);
+        for (size_t i = 0; i < (size_t)nb * dim; i++)
+            c->x[i] += c->xb[i];
+    }
+    c->pos += nb;
+
+    if (logits && first_row < nb) {
+        const int rows = nb - first_row;
+        for (int b = first_row; b < nb; b++)
+            k->layernorm(c->xb + (size_t)(b - first_row) * dim, c->x + (size_t)b * dim,
+                         m->output_norm, m->output_norm_b, dim, cfg->norm_eps);
+        gl_matmul3(c, c->xb, dim, rows, &m->output, logits, NULL, NULL, NULL, NULL);
+    }
+    return GL_OK;
+}

@@ -1,0 +1,1084 @@
+/* checkkernels — kernel conformance and benchmark program (checkasm style).
+ *
+ * For every backend this build has and this CPU runs, every kernel slot
+ * that differs from the generic table is compared with generic on random
+ * inputs and edge cases; every backend's matmul / attention slots are also
+ * checked for the determinism contract of src/kernels.h (results bit-equal
+ * for any r0/r1 split, batch size or run split). A plain program: no fork,
+ * no Criterion, so it also runs under qemu-user.
+ *
+ *   checkkernels [--seed N] [--backend NAME] [--slot PREFIX] [-v] [--bench]
+ *
+ * The RNG is reseeded per (slot, case), so every backend sees identical
+ * inputs, and a failure is reproduced by passing the printed seed.
+ *
+ * Tolerances (u = 2^-24, the unit roundoff of float). Quantization is
+ * compared byte for byte. Float results that generic computes with a
+ * different summation order are compared with the classical bound for two
+ * summations of the same terms, each within gamma_K * sum|terms|:
+ *   dot products (float matmul, attention scores):
+ *       |new - ref| <= 2 (n + 16) u sum_j |w_j x_j|  (+ n 2^-149 for
+ *       subnormal products; scores add u |ref| for the final * scale)
+ *   quantized matmul: the terms are the per-block products, K = blocks:
+ *       |new - ref| <= 2 (nblk + 16) u sum_b |dw_b dx_b| sum_j |qw_j qx_j|
+ *   attention accumulation: K = rows (+ 2):
+ *       |new - ref| <= 2 (rows + 2) u (|out_0| + sum_j |p_j v_ji|)
+ *   rmsnorm: only the sum of squares is reordered (all terms >= 0, so a
+ *       relative bound): |new - ref| <= (n + 24) u |ref| + 2^-140
+ *   swiglu: the kernel's exp is allowed 8 ulp end to end:
+ *       |new - ref| <= 16 u |ref| + 2^-120 |up| + 2^-148 (subnormal out)
+ * Non-finite references must be matched exactly. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "genloop.h"
+#include "half.h"
+#include "kernels.h"
+
+#define U (1.0 / 16777216.0) /* 2^-24 */
+
+/* ---- options and report ------------------------------------------------ */
+
+static struct {
+    uint64_t seed;
+    const char *backend, *slot;
+    int verbose, bench;
+} opt;
+
+static int group_fail;    /* failures inside the current (backend, slot) group */
+static const char *cur_backend, *cur_slot;
+static char cur_case[160];
+
+static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void failf(const char *fmt, ...)
+{
+    if (group_fail++ < (opt.verbose ? 20 : 3)) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "  %s/%s: %s: ", cur_backend, cur_slot, cur_case);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+}
+
+/* ---- RNG: xorshift128+, seeded through splitmix64 ----------------------- */
+
+static uint64_t rs[2];
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void reseed(uint32_t a, uint32_t b)
+{
+    uint64_t x = opt.seed ^ ((uint64_t)a << 40) ^ ((uint64_t)b << 20);
+    rs[0] = splitmix(&x);
+    rs[1] = splitmix(&x);
+}
+
+static uint64_t rnd(void)
+{
+    uint64_t s1 = rs[0];
+    const uint64_t s0 = rs[1];
+    rs[0] = s0;
+    s1 ^= s1 << 23;
+    rs[1] = s1 ^ s0 ^ (s1 >> 17) ^ (s0 >> 26);
+    return rs[1] + s0;
+}
+
+static int rint_in(int lo, int hi) { return lo + (int)(rnd() % (uint64_t)(hi - lo + 1)); }
+static double runif(void) { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
+static int chance(int pct) { return (int)(rnd() % 100) < pct; }
+
+static float rnorm(void)
+{
+    double u1 = runif(), u2 = runif();
+    if (u1 < 1e-300)
+        u1 = 1e-300;
+    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+/* A float of the given value mode: 0 N(0,1); 1 with outliers; 2 with
+ * subnormals; 3 large but finite (|x| up to ~1e15); 4 zero-heavy. */
+static float rfloat(int mode)
+{
+    float v = rnorm();
+    switch (mode) {
+    case 1: return chance(2) ? v * 100.0f : v;
+    case 2: return chance(20) ? v * 1e-39f : v;
+    case 3: return chance(30) ? v * 1e15f : v;
+    case 4: return chance(70) ? 0.0f : v;
+    default: return v;
+    }
+}
+
+/* ---- guarded buffers ----------------------------------------------------- */
+
+enum { GUARD = 64, CANARY = 0xa5 };
+
+typedef struct gbuf {
+    unsigned char *base;
+    size_t size, off;
+} gbuf;
+
+/* size bytes at a misalignment of `mis` bytes from a 64-byte boundary,
+ * GUARD canary bytes on each side. */
+static void *galloc(gbuf *g, size_t size, int mis)
+{
+    g->size = size;
+    g->off = GUARD + (size_t)mis;
+    g->base = aligned_alloc(64, (g->off + size + GUARD + 63) / 64 * 64);
+    if (!g->base) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    memset(g->base, CANARY, g->off + size + GUARD);
+    return g->base + g->off;
+}
+
+static int gcheck(const gbuf *g, const char *what)
+{
+    for (size_t i = 0; i < g->off; i++)
+        if (g->base[i] != CANARY) {
+            failf("%s: write %zu bytes before the buffer", what, g->off - i);
+            return 0;
+        }
+    for (size_t i = 0; i < GUARD; i++)
+        if (g->base[g->off + g->size + i] != CANARY) {
+            failf("%s: write %zu bytes after the buffer", what, i);
+            return 0;
+        }
+    return 1;
+}
+
+static void gfree(gbuf *g) { free(g->base); }
+
+static int rmis(void) { return rint_in(0, 63); }
+static int rmis4(void) { return 4 * rint_in(0, 15); }
+
+static const uint32_t SENTINEL = 0x7fc0dead; /* a NaN no kernel produces */
+
+static void fill_sentinel(float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(&y[i], &SENTINEL, 4);
+}
+
+static int is_sentinel(const float *p)
+{
+    uint32_t u;
+    memcpy(&u, p, 4);
+    return u == SENTINEL;
+}
+
+/* |new - ref| <= tol, with non-finite references matched exactly. */
+static int near(float ref, float nw, double tol)
+{
+    if (!isfinite(ref))
+        return isnan(ref) ? isnan(nw) : nw == ref;
+    if (!isfinite(nw))
+        return 0;
+    return fabs((double)nw - (double)ref) <= tol;
+}
+
+/* ---- random operands ------------------------------------------------------ */
+
+static uint16_t rhalf_scale(void)
+{
+    int m = rint_in(0, 99);
+    if (m < 5)
+        return 0;                                        /* d = 0       */
+    if (m < 10)
+        return (uint16_t)rint_in(1, 0x3ff);              /* subnormal   */
+    if (m < 14)
+        return 0x7bff;                                   /* 65504       */
+    uint16_t h = gl_f32_to_f16((float)(runif() * 0.1 + 1e-4));
+    return m < 30 ? (uint16_t)(h | 0x8000) : h;          /* negative    */
+}
+
+static void rblock_q8(block_q8_0 *b, int allow_neg128)
+{
+    b->d = rhalf_scale();
+    int m = rint_in(0, 99);
+    for (int j = 0; j < QK8_0; j++) {
+        int v;
+        if (m < 5)
+            v = 0;
+        else if (m < 10)
+            v = allow_neg128 ? -128 : -127;
+        else if (m < 15)
+            v = 127;
+        else if (m < 20)
+            v = (j & 1) ? 127 : (allow_neg128 ? -128 : -127);
+        else
+            v = rint_in(allow_neg128 ? -128 : -127, 127);
+        b->qs[j] = (int8_t)v;
+    }
+}
+
+static void rblock_q4(block_q4_0 *b)
+{
+    b->d = rhalf_scale();
+    int m = rint_in(0, 99);
+    for (int j = 0; j < QK4_0 / 2; j++) {
+        int lo = rint_in(0, 15), hi = rint_in(0, 15);
+        if (m < 5)
+            lo = hi = 0;
+        else if (m < 10)
+            lo = hi = 15;
+        else if (m < 15)
+            lo = hi = 8;
+        b->qs[j] = (uint8_t)(lo | hi << 4);
+    }
+}
+
+static uint16_t rf16(int mode)
+{
+    int m = rint_in(0, 99);
+    if (m < 2)
+        return (uint16_t)rint_in(1, 0x3ff) | (chance(50) ? 0x8000 : 0);
+    if (m < 3)
+        return chance(50) ? 0x7bff : 0xfbff;
+    if (m < 4)
+        return chance(50) ? 0x0000 : 0x8000;
+    return gl_f32_to_f16(mode == 3 ? rnorm() * 100.0f : rfloat(mode == 2 ? 2 : 0));
+}
+
+static uint16_t rbf16(int mode)
+{
+    float v = rfloat(mode);
+    if (mode == 3 && chance(30))
+        v = rnorm() * 1e10f;
+    return gl_f32_to_bf16(v);
+}
+
+/* dequantized weight element j of a row (for the tolerance terms only) */
+static double wval(int type, const void *row, int j)
+{
+    switch (type) {
+    case GGUF_T_F32: return ((const float *)row)[j];
+    case GGUF_T_F16: return gl_f16_to_f32(((const uint16_t *)row)[j]);
+    case GGUF_T_BF16: return gl_bf16_to_f32(((const uint16_t *)row)[j]);
+    case GGUF_T_Q8_0: {
+        const block_q8_0 *b = (const block_q8_0 *)row + j / QK8_0;
+        return (double)gl_f16_to_f32(b->d) * b->qs[j % QK8_0];
+    }
+    default: {
+        const block_q4_0 *b = (const block_q4_0 *)row + j / QK4_0;
+        const int i = j % QK4_0;
+        const int q = i < 16 ? (b->qs[i] & 15) : (b->qs[i - 16] >> 4);
+        return (double)gl_f16_to_f32(b->d) * (q - 8);
+    }
+    }
+}
+
+static size_t row_bytes(int type, int n)
+{
+    switch (type) {
+    case GGUF_T_F32: return (size_t)n * 4;
+    case GGUF_T_F16:
+    case GGUF_T_BF16: return (size_t)n * 2;
+    case GGUF_T_Q8_0: return (size_t)n / QK8_0 * sizeof(block_q8_0);
+    default: return (size_t)n / QK4_0 * sizeof(block_q4_0);
+    }
+}
+
+static int is_quant(int type) { return type == GGUF_T_Q8_0 || type == GGUF_T_Q4_0; }
+
+/* ---- slots ------------------------------------------------------------------- */
+
+enum kind { K_QUANT, K_MATMUL, K_RMSNORM, K_SWIGLU, K_SCORES, K_ACCUM };
+
+static const struct slot {
+    const char *name;
+    enum kind kind;
+    int type;
+} slots[] = {
+    { "quantize_q8_0", K_QUANT, 0 },
+    { "matmul_q8_0", K_MATMUL, GGUF_T_Q8_0 },
+    { "matmul_q4_0", K_MATMUL, GGUF_T_Q4_0 },
+    { "matmul_f32", K_MATMUL, GGUF_T_F32 },
+    { "matmul_f16", K_MATMUL, GGUF_T_F16 },
+    { "matmul_bf16", K_MATMUL, GGUF_T_BF16 },
+    { "rmsnorm", K_RMSNORM, 0 },
+    { "swiglu", K_SWIGLU, 0 },
+    { "attn_scores_f32", K_SCORES, GL_KV_F32 },
+    { "attn_scores_f16", K_SCORES, GL_KV_F16 },
+    { "attn_accum_f32", K_ACCUM, GL_KV_F32 },
+    { "attn_accum_f16", K_ACCUM, GL_KV_F16 },
+};
+enum { n_slots = sizeof slots / sizeof slots[0] };
+
+static const void *slot_fn(const gl_kernels *k, const struct slot *s)
+{
+    switch (s->kind) {
+    case K_QUANT: return (const void *)k->quantize_q8_0;
+    case K_MATMUL: return (const void *)k->matmul[s->type];
+    case K_RMSNORM: return (const void *)k->rmsnorm;
+    case K_SWIGLU: return (const void *)k->swiglu;
+    case K_SCORES: return (const void *)k->attn_scores[s->type];
+    default: return (const void *)k->attn_accum[s->type];
+    }
+}
+
+/* ---- quantize ---------------------------------------------------------------- */
+
+static void gen_quant_input(float *x, int nblk)
+{
+    for (int b = 0; b < nblk; b++) {
+        float *xb = x + b * QK8_0;
+        const int m = rint_in(0, 99);
+        const float scale = (float)pow(10.0, rint_in(-30, 30));
+        for (int j = 0; j < QK8_0; j++)
+            xb[j] = rnorm() * scale;
+        if (m < 5) {
+            memset(xb, 0, QK8_0 * sizeof(float));
+        } else if (m < 15) { /* amax 127 -> id = 1: exact halves test the ties */
+            for (int j = 0; j < QK8_0; j++)
+                xb[j] = (float)rint_in(-127, 126) + 0.5f;
+            xb[rint_in(0, QK8_0 - 1)] = chance(50) ? 127.0f : -127.0f;
+        } else if (m < 20) { /* subnormals next to a normal amax */
+            for (int j = 0; j < QK8_0; j++)
+                xb[j] = rnorm() * 1e-39f;
+            xb[rint_in(0, QK8_0 - 1)] = 1e-30f;
+        } else if (m < 25) { /* one non-zero */
+            memset(xb, 0, QK8_0 * sizeof(float));
+            xb[rint_in(0, QK8_0 - 1)] = rnorm();
+        } else if (m < 28) { /* largest finite: d overflows to half inf */
+            xb[rint_in(0, QK8_0 - 1)] = chance(50) ? 3.4e38f : -3.4e38f;
+        } else if (m < 31) { /* ties after scaling by a non-trivial id */
+            const float a = (float)rint_in(1, 1000) / 8.0f;
+            for (int j = 0; j < QK8_0; j++)
+                xb[j] = a * (float)rint_in(-254, 254) / 254.0f;
+            xb[0] = a;
+        }
+    }
+}
+
+/* Quantization is bit-exact. Not tested: blocks with amax < 127/FLT_MAX
+ * (~3.7e-37), where 127/amax overflows and generic's float -> int8 cast of
+ * +-inf / NaN is undefined behaviour (x86 gives 0, AArch64 does not). */
+static void check_quantize(const gl_kernels *ref, const gl_kernels *nw)
+{
+    static const int sizes[] = { 1, 2, 3, 4, 7, 8, 9, 16, 17, 64, 176, 0, 0, 0 };
+    for (int ci = 0; ci < (int)(sizeof sizes / sizeof sizes[0]); ci++) {
+        reseed(1, (uint32_t)ci);
+        const int nblk = sizes[ci] ? sizes[ci] : rint_in(1, 300);
+        const int n = nblk * QK8_0;
+        snprintf(cur_case, sizeof cur_case, "n=%d", n);
+        gbuf gx, gr, gn;
+        float *x = galloc(&gx, (size_t)n * 4, rmis());
+        gen_quant_input(x, nblk);
+        const size_t ob = (size_t)nblk * sizeof(block_q8_0);
+        block_q8_0 *yr = galloc(&gr, ob, rmis()), *yn = galloc(&gn, ob, rmis());
+        memset(yr, 0x5a, ob);
+        memset(yn, 0x5a, ob);
+        ref->quantize_q8_0(x, yr, n);
+        nw->quantize_q8_0(x, yn, n);
+        for (int b = 0; b < nblk; b++)
+            if (memcmp(&yr[b], &yn[b], sizeof(block_q8_0))) {
+                int j = 0;
+                while (j < QK8_0 && yr[b].qs[j] == yn[b].qs[j])
+                    j++;
+                failf("block %d differs: d %04x vs %04x, first q at %d: %d vs %d (x=%a)", b,
+                      yr[b].d, yn[b].d, j, j < QK8_0 ? yr[b].qs[j] : 0,
+                      j < QK8_0 ? yn[b].qs[j] : 0, j < QK8_0 ? x[b * QK8_0 + j] : 0.0f);
+                break;
+            }
+        gcheck(&gn, "y");
+        gcheck(&gx, "x");
+        gfree(&gx);
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
+/* ---- matmul -------------------------------------------------------------------- */
+
+typedef struct mm_case {
+    int type, rows, n, nb;
+    size_t wrb, xs, ys; /* strides: weight row bytes, activation bytes, y floats */
+    gbuf gw, gx;
+    const void *w, *x;
+} mm_case;
+
+static void mm_make(mm_case *c, int type, int rows, int n, int nb)
+{
+    c->type = type;
+    c->rows = rows;
+    c->n = n;
+    c->nb = nb;
+    c->wrb = row_bytes(type, n) + (chance(25) ? (size_t)rint_in(1, 40) : 0);
+    const int q = is_quant(type);
+    c->xs = (q ? row_bytes(GGUF_T_Q8_0, n) : (size_t)n * 4) + (chance(25) ? 4 * (size_t)rint_in(1, 9) : 0);
+    c->ys = (size_t)rows + (chance(30) ? (size_t)rint_in(1, 5) : 0);
+    unsigned char *w = galloc(&c->gw, c->wrb * (size_t)rows, rmis());
+    unsigned char *x = galloc(&c->gx, c->xs * (size_t)nb, rmis());
+    const int wmode = rint_in(0, 4), xmode = rint_in(0, 4);
+    for (int r = 0; r < rows; r++) {
+        unsigned char *row = w + (size_t)r * c->wrb;
+        for (int j = 0; j < (q ? n / 32 : n); j++) {
+            switch (type) {
+            case GGUF_T_F32: { float v = rfloat(wmode); memcpy(row + 4 * j, &v, 4); break; }
+            case GGUF_T_F16: { uint16_t h = rf16(wmode); memcpy(row + 2 * j, &h, 2); break; }
+            case GGUF_T_BF16: { uint16_t h = rbf16(wmode); memcpy(row + 2 * j, &h, 2); break; }
+            case GGUF_T_Q8_0: { block_q8_0 b; rblock_q8(&b, 1); memcpy(row + j * sizeof b, &b, sizeof b); break; }
+            default: { block_q4_0 b; rblock_q4(&b); memcpy(row + j * sizeof b, &b, sizeof b); break; }
+            }
+        }
+    }
+    for (int b = 0; b < nb; b++) {
+        unsigned char *col = x + (size_t)b * c->xs;
+        if (q) {
+            for (int j = 0; j < n / 32; j++) {
+                block_q8_0 blk;
+                rblock_q8(&blk, 1);
+                memcpy(col + j * sizeof blk, &blk, sizeof blk);
+            }
+        } else {
+            for (int j = 0; j < n; j++) {
+                float v = rfloat(xmode);
+                memcpy(col + 4 * j, &v, 4);
+            }
+        }
+    }
+    c->w = w;
+    c->x = x;
+}
+
+static void mm_free(mm_case *c)
+{
+    gfree(&c->gw);
+    gfree(&c->gx);
+}
+
+/* y for columns [b0, b0 + nb), rows [r0, r1), into a guarded buffer laid
+ * out as the full output (column stride c->ys). */
+static void mm_call(gl_matmul_fn f, const mm_case *c, float *y, int r0, int r1, int b0, int nb)
+{
+    f(c->w, c->wrb, (const char *)c->x + (size_t)b0 * c->xs, c->xs, y + (size_t)b0 * c->ys, c->ys,
+      c->n, r0, r1, nb);
+}
+
+static double mm_terms(const mm_case *c, int r, int b)
+{
+    const void *row = (const char *)c->w + (size_t)r * c->wrb;
+    const void *col = (const char *)c->x + (size_t)b * c->xs;
+    double s = 0;
+    for (int j = 0; j < c->n; j++) {
+        double xv;
+        if (is_quant(c->type)) {
+            const block_q8_0 *xb = (const block_q8_0 *)col + j / QK8_0;
+            xv = (double)gl_f16_to_f32(xb->d) * xb->qs[j % QK8_0];
+        } else {
+            float f;
+            memcpy(&f, (const char *)col + 4 * j, 4);
+            xv = f;
+        }
+        s += fabs(wval(c->type, row, j) * xv);
+    }
+    return s;
+}
+
+/* the output region must hold the sentinel everywhere outside the rows
+ * [r0, r1) of columns [b0, b0 + nb) */
+static int mm_untouched(const mm_case *c, const float *y, int r0, int r1, int b0, int nb)
+{
+    for (int b = 0; b < c->nb; b++)
+        for (size_t r = 0; r < c->ys; r++) {
+            const int inside = b >= b0 && b < b0 + nb && (int)r >= r0 && (int)r < r1;
+            if (!inside && !is_sentinel(y + (size_t)b * c->ys + r)) {
+                failf("wrote y[col %d][row %zu] outside rows [%d,%d) cols [%d,%d)", b, r, r0, r1,
+                      b0, b0 + nb);
+                return 0;
+            }
+        }
+    return 1;
+}
+
+/* outputs bit-equal to generic, reported with -v */
+static size_t mm_exact, mm_total;
+
+static int same_bits(const float *a, const float *b, size_t n)
+{
+    return memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, int vs_ref)
+{
+    static const int nbs[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 32 };
+    static const int rowset[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100 };
+    static const int qblk[] = { 1, 2, 3, 7, 8, 9, 17, 64, 176 };
+    static const int fn[] = { 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 288, 2048 };
+    const gl_matmul_fn fr = ref->matmul[type], fw = nw->matmul[type];
+    const int ncases = 44;
+    for (int ci = 0; ci < ncases; ci++) {
+        reseed(100 + (uint32_t)type, (uint32_t)ci);
+        const int nb = nbs[ci % (int)(sizeof nbs / sizeof nbs[0])];
+        const int rows = chance(70) ? rowset[rint_in(0, 12)] : rint_in(1, 90);
+        int n;
+        if (is_quant(type))
+            n = 32 * (chance(70) ? qblk[rint_in(0, 8)] : rint_in(1, 200));
+        else
+            n = chance(70) ? fn[rint_in(0, 13)] : rint_in(1, 600);
+        if ((size_t)rows * nb * (size_t)n > (size_t)6 << 20) /* keep generic quick */
+            n = is_quant(type) ? 32 * 64 : 500;
+        mm_case c;
+        mm_make(&c, type, rows, n, nb);
+        snprintf(cur_case, sizeof cur_case, "rows=%d n=%d nb=%d wrb=%zu", rows, n, nb, c.wrb);
+        const size_t ny = c.ys * (size_t)nb;
+        gbuf gr, gn, gs;
+        float *yr = galloc(&gr, ny * 4, rmis4()), *yn = galloc(&gn, ny * 4, rmis4());
+        float *ys = galloc(&gs, ny * 4, rmis4());
+        fill_sentinel(yn, ny);
+        mm_call(fw, &c, yn, 0, rows, 0, nb);
+        gcheck(&gn, "y");
+        mm_untouched(&c, yn, 0, rows, 0, nb);
+        if (vs_ref) {
+            fill_sentinel(yr, ny);
+            mm_call(fr, &c, yr, 0, rows, 0, nb);
+            const int K = is_quant(type) ? n / 32 : n;
+            int bad = 0;
+            size_t exact = 0;
+            for (int b = 0; b < nb && !bad; b++)
+                for (int r = 0; r < rows && !bad; r++) {
+                    const size_t i = (size_t)b * c.ys + r;
+                    exact += !memcmp(&yr[i], &yn[i], 4);
+                    const double tol = 2.0 * (K + 16) * U * mm_terms(&c, r, b) + (n + 1) * 0x1p-149;
+                    if (!near(yr[i], yn[i], tol)) {
+                        failf("y[col %d][row %d] = %.9g, generic %.9g, |diff| %.3g > tol %.3g", b,
+                              r, yn[i], yr[i], fabs((double)yn[i] - yr[i]), tol);
+                        bad = 1;
+                    }
+                }
+            mm_exact += exact;
+            mm_total += (size_t)rows * nb;
+        }
+        /* determinism: row sub-ranges at arbitrary (not tile-aligned) cuts */
+        fill_sentinel(ys, ny);
+        for (int r0 = 0; r0 < rows;) {
+            const int r1 = r0 + rint_in(1, rows - r0);
+            mm_call(fw, &c, ys, r0, r1, 0, nb);
+            r0 = r1;
+        }
+        if (!same_bits(ys, yn, ny))
+            failf("row-split result differs from the full call");
+        /* determinism: one sub-range on its own leaves the rest untouched */
+        {
+            const int r0 = rint_in(0, rows - 1), r1 = rint_in(r0 + 1, rows);
+            fill_sentinel(ys, ny);
+            mm_call(fw, &c, ys, r0, r1, 0, nb);
+            mm_untouched(&c, ys, r0, r1, 0, nb);
+            for (int b = 0; b < nb; b++)
+                if (!same_bits(ys + b * c.ys + r0, yn + b * c.ys + r0, (size_t)(r1 - r0))) {
+                    failf("rows [%d,%d) alone differ from the full call", r0, r1);
+                    break;
+                }
+        }
+        /* determinism: every column alone (nb = 1), then a random batch split */
+        if (nb > 1) {
+            fill_sentinel(ys, ny);
+            for (int b = 0; b < nb; b++)
+                mm_call(fw, &c, ys, 0, rows, b, 1);
+            if (!same_bits(ys, yn, ny))
+                failf("nb=1 per column differs from nb=%d", nb);
+            fill_sentinel(ys, ny);
+            for (int b0 = 0; b0 < nb;) {
+                const int k = rint_in(1, nb - b0);
+                mm_call(fw, &c, ys, 0, rows, b0, k);
+                b0 += k;
+            }
+            if (!same_bits(ys, yn, ny))
+                failf("batch split differs from nb=%d", nb);
+        }
+        gcheck(&gs, "y");
+        gfree(&gr);
+        gfree(&gn);
+        gfree(&gs);
+        mm_free(&c);
+    }
+}
+
+/* ---- rmsnorm / swiglu ------------------------------------------------------------ */
+
+static const int vec_sizes[] = { 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 288, 768, 4096, 0, 0, 0 };
+enum { n_vec_sizes = sizeof vec_sizes / sizeof vec_sizes[0] };
+
+static void check_rmsnorm(const gl_kernels *ref, const gl_kernels *nw)
+{
+    for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
+        reseed(200, (uint32_t)ci);
+        const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
+        const int mode = rint_in(0, 4);
+        snprintf(cur_case, sizeof cur_case, "n=%d mode=%d", n, mode);
+        gbuf gx, gw, gr, gn;
+        float *x = galloc(&gx, (size_t)n * 4, rmis()), *w = galloc(&gw, (size_t)n * 4, rmis());
+        float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
+        for (int j = 0; j < n; j++) {
+            x[j] = rfloat(mode == 3 ? 0 : mode);
+            if (mode == 3)
+                x[j] *= 1e15f;
+            w[j] = rnorm();
+        }
+        const float eps = chance(50) ? 1e-5f : 1e-6f;
+        ref->rmsnorm(yr, x, w, n, eps);
+        nw->rmsnorm(yn, x, w, n, eps);
+        for (int j = 0; j < n; j++)
+            if (!near(yr[j], yn[j], (n + 24) * U * fabs(yr[j]) + 0x1p-140)) {
+                failf("out[%d] = %.9g, generic %.9g", j, yn[j], yr[j]);
+                break;
+            }
+        gcheck(&gn, "out");
+        gfree(&gx);
+        gfree(&gw);
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
+static void check_swiglu(const gl_kernels *ref, const gl_kernels *nw)
+{
+    for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
+        reseed(300, (uint32_t)ci);
+        const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
+        snprintf(cur_case, sizeof cur_case, "n=%d%s", n, ci & 1 ? " in-place" : "");
+        gbuf gg, gu, gr, gn;
+        float *g = galloc(&gg, (size_t)n * 4, rmis()), *u = galloc(&gu, (size_t)n * 4, rmis());
+        float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
+        for (int j = 0; j < n; j++) {
+            const int m = rint_in(0, 99);
+            g[j] = m < 60 ? rnorm() * 4.0f
+                 : m < 70 ? (float)(runif() * 220.0 - 110.0)
+                 : m < 75 ? (chance(50) ? 88.72f : -88.72f) + (float)(runif() - 0.5) * 0.1f
+                 : m < 80 ? rnorm() * 1e-39f
+                 : m < 83 ? (chance(50) ? 1e30f : -1e30f)
+                 : m < 85 ? 0.0f
+                 : rnorm();
+            u[j] = rfloat(chance(20) ? 2 : 0);
+        }
+        ref->swiglu(yr, g, u, n);
+        if (ci & 1) { /* forward.c calls it in place (out == gate) */
+            memcpy(yn, g, (size_t)n * 4);
+            nw->swiglu(yn, yn, u, n);
+        } else {
+            nw->swiglu(yn, g, u, n);
+        }
+        for (int j = 0; j < n; j++)
+            if (!near(yr[j], yn[j], 16 * U * fabs(yr[j]) + 0x1p-120 * fabs(u[j]) + 0x1p-148)) {
+                failf("out[%d] = %.9g, generic %.9g (gate %.9g up %.9g)", j, yn[j], yr[j], g[j],
+                      u[j]);
+                break;
+            }
+        gcheck(&gn, "out");
+        gfree(&gg);
+        gfree(&gu);
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
+/* ---- attention ---------------------------------------------------------------------- */
+
+static const int lens[] = { 1, 3, 7, 8, 9, 16, 31, 32, 48, 64, 100, 128, 256 };
+
+static void *make_kv(gbuf *g, int kv, int rows, int len, size_t *stride)
+{
+    const size_t esz = kv == GL_KV_F16 ? 2 : 4;
+    *stride = esz * (size_t)len + (chance(30) ? esz * (size_t)rint_in(1, 9) : 0);
+    unsigned char *p = galloc(g, *stride * (size_t)rows, rmis());
+    const int mode = rint_in(0, 4);
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < len; i++) {
+            if (kv == GL_KV_F16) {
+                uint16_t h = rf16(mode);
+                memcpy(p + (size_t)r * *stride + 2 * i, &h, 2);
+            } else {
+                float v = rfloat(mode);
+                memcpy(p + (size_t)r * *stride + 4 * i, &v, 4);
+            }
+        }
+    return p;
+}
+
+static double kv_val(int kv, const void *base, size_t stride, int r, int i)
+{
+    const char *row = (const char *)base + (size_t)r * stride;
+    if (kv == GL_KV_F16) {
+        uint16_t h;
+        memcpy(&h, row + 2 * i, 2);
+        return gl_f16_to_f32(h);
+    }
+    float f;
+    memcpy(&f, row + 4 * i, 4);
+    return f;
+}
+
+static void check_scores(const gl_kernels *ref, const gl_kernels *nw, int kv, int vs_ref)
+{
+    const gl_attn_scores_fn fr = ref->attn_scores[kv], fw = nw->attn_scores[kv];
+    for (int ci = 0; ci < 40; ci++) {
+        reseed(400 + (uint32_t)kv, (uint32_t)ci);
+        const int nk = chance(50) ? rint_in(1, 9) : rint_in(1, 90);
+        const int len = chance(70) ? lens[rint_in(0, 12)] : rint_in(1, 300);
+        snprintf(cur_case, sizeof cur_case, "keys=%d len=%d", nk, len);
+        size_t stride;
+        gbuf gk, gq, gr, gn, gs;
+        const void *k = make_kv(&gk, kv, nk, len, &stride);
+        float *q = galloc(&gq, (size_t)len * 4, rmis());
+        for (int i = 0; i < len; i++)
+            q[i] = rnorm();
+        const float scale = chance(50) ? 0.125f : 1.0f / sqrtf((float)len);
+        float *yr = galloc(&gr, (size_t)nk * 4, rmis4()), *yn = galloc(&gn, (size_t)nk * 4, rmis4());
+        float *ys = galloc(&gs, (size_t)nk * 4, rmis4());
+        fw(yn, q, k, stride, nk, len, scale);
+        if (vs_ref) {
+            fr(yr, q, k, stride, nk, len, scale);
+            for (int j = 0; j < nk; j++) {
+                double t = 0;
+                for (int i = 0; i < len; i++)
+                    t += fabs(q[i] * kv_val(kv, k, stride, j, i));
+                const double tol = 2.0 * (len + 16) * U * t * scale + U * fabs(yr[j]) + len * 0x1p-149;
+                if (!near(yr[j], yn[j], tol)) {
+                    failf("scores[%d] = %.9g, generic %.9g, tol %.3g", j, yn[j], yr[j], tol);
+                    break;
+                }
+            }
+        }
+        for (int j0 = 0; j0 < nk;) { /* keys split into runs */
+            const int m = rint_in(1, nk - j0);
+            fw(ys + j0, q, (const char *)k + (size_t)j0 * stride, stride, m, len, scale);
+            j0 += m;
+        }
+        if (!same_bits(ys, yn, (size_t)nk))
+            failf("split into key runs differs from one call");
+        gcheck(&gn, "scores");
+        gcheck(&gs, "scores");
+        gfree(&gk);
+        gfree(&gq);
+        gfree(&gr);
+        gfree(&gn);
+        gfree(&gs);
+    }
+}
+
+static void check_accum(const gl_kernels *ref, const gl_kernels *nw, int kv, int vs_ref)
+{
+    const gl_attn_accum_fn fr = ref->attn_accum[kv], fw = nw->attn_accum[kv];
+    for (int ci = 0; ci < 40; ci++) {
+        reseed(500 + (uint32_t)kv, (uint32_t)ci);
+        const int nr = chance(50) ? rint_in(1, 9) : rint_in(1, 90);
+        const int len = chance(70) ? lens[rint_in(0, 12)] : rint_in(1, 300);
+        snprintf(cur_case, sizeof cur_case, "rows=%d len=%d", nr, len);
+        size_t stride;
+        gbuf gv, gp, gr, gn, gs;
+        const void *v = make_kv(&gv, kv, nr, len, &stride);
+        float *p = galloc(&gp, (size_t)nr * 4, rmis());
+        for (int j = 0; j < nr; j++)
+            p[j] = (float)runif();
+        float *yr = galloc(&gr, (size_t)len * 4, rmis4()), *yn = galloc(&gn, (size_t)len * 4, rmis4());
+        float *ys = galloc(&gs, (size_t)len * 4, rmis4());
+        for (int i = 0; i < len; i++)
+            yr[i] = yn[i] = ys[i] = rnorm();
+        fw(yn, p, v, stride, nr, len);
+        if (vs_ref) {
+            fr(yr, p, v, stride, nr, len);
+            for (int i = 0; i < len; i++) {
+                double t = fabs(ys[i]);
+                for (int j = 0; j < nr; j++)
+                    t += fabs(p[j] * kv_val(kv, v, stride, j, i));
+                const double tol = 2.0 * (nr + 2) * U * t + (nr + 1) * 0x1p-149;
+                if (!near(yr[i], yn[i], tol)) {
+                    failf("out[%d] = %.9g, generic %.9g, tol %.3g", i, yn[i], yr[i], tol);
+                    break;
+                }
+            }
+        }
+        for (int j0 = 0; j0 < nr;) { /* rows split into runs */
+            const int m = rint_in(1, nr - j0);
+            fw(ys, p + j0, (const char *)v + (size_t)j0 * stride, stride, m, len);
+            j0 += m;
+        }
+        if (!same_bits(ys, yn, (size_t)len))
+            failf("split into row runs differs from one call");
+        gcheck(&gn, "out");
+        gcheck(&gs, "out");
+        gfree(&gv);
+        gfree(&gp);
+        gfree(&gr);
+        gfree(&gn);
+        gfree(&gs);
+    }
+}
+
+/* ---- bench ----------------------------------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* generic's time per bench row, to print speed-ups */
+static double gen_ns[64];
+
+typedef struct bench_ctx {
+    const gl_kernels *k;
+    const struct slot *s;
+    int n, rows, nb;
+    void *w, *x, *y, *aux;
+} bench_ctx;
+
+static void bench_call(const bench_ctx *b)
+{
+    const struct slot *s = b->s;
+    switch (s->kind) {
+    case K_QUANT: b->k->quantize_q8_0(b->x, b->y, b->n); break;
+    case K_MATMUL: {
+        const size_t xs = is_quant(s->type) ? row_bytes(GGUF_T_Q8_0, b->n) : (size_t)b->n * 4;
+        b->k->matmul[s->type](b->w, row_bytes(s->type, b->n), b->x, xs, b->y, (size_t)b->rows,
+                              b->n, 0, b->rows, b->nb);
+        break;
+    }
+    case K_RMSNORM: b->k->rmsnorm(b->y, b->x, b->aux, b->n, 1e-5f); break;
+    case K_SWIGLU: b->k->swiglu(b->y, b->x, b->aux, b->n); break;
+    case K_SCORES:
+        b->k->attn_scores[s->type](b->y, b->x, b->w, (size_t)b->n * (s->type ? 2 : 4), b->rows,
+                                   b->n, 0.125f);
+        break;
+    case K_ACCUM:
+        b->k->attn_accum[s->type](b->y, b->x, b->w, (size_t)b->n * (s->type ? 2 : 4), b->rows, b->n);
+        break;
+    }
+}
+
+typedef struct bench_shape {
+    int n, rows, nb;
+} bench_shape;
+
+/* ns per call: the best of 5 batches, each >= ~40 ms (at least 1 call) */
+static double time_calls(const bench_ctx *b)
+{
+    bench_call(b); /* warm up caches and wide units */
+    double best = 1e30;
+    for (int rep = 0; rep < 5; rep++) {
+        int iters = 0;
+        const double t0 = now();
+        double t;
+        do {
+            bench_call(b);
+            iters++;
+            t = now() - t0;
+        } while (t < 0.04);
+        if (t / iters < best)
+            best = t / iters;
+    }
+    return best * 1e9;
+}
+
+static void *bench_buf(size_t bytes)
+{
+    unsigned char *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p)
+        exit(2);
+    for (size_t i = 0; i < bytes; i++)
+        p[i] = (unsigned char)(0x38 + (rnd() & 7)); /* normal floats, halves, bf16 ~ 1e-4..1 */
+    return p;
+}
+
+static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
+{
+    printf("bench %s:\n", name);
+    int row = 0;
+    for (int si = 0; si < n_slots; si++) {
+        const struct slot *s = &slots[si];
+        if (opt.slot && strncmp(s->name, opt.slot, strlen(opt.slot)))
+            continue;
+        bench_shape shapes[4];
+        int nsh = 0;
+        if (s->kind == K_MATMUL) {
+            shapes[nsh++] = (bench_shape){ 2048, 5632, 1 };
+            shapes[nsh++] = (bench_shape){ 5632, 2048, 1 };
+            shapes[nsh++] = (bench_shape){ 2048, 5632, 32 };
+        } else if (s->kind == K_SCORES || s->kind == K_ACCUM) {
+            shapes[nsh++] = (bench_shape){ 64, 1024, 1 };
+        } else {
+            shapes[nsh++] = (bench_shape){ s->kind == K_RMSNORM ? 2048 : 5632, 1, 1 };
+        }
+        for (int i = 0; i < nsh; i++, row++) {
+            bench_ctx b = { .k = k, .s = s, .n = shapes[i].n, .rows = shapes[i].rows, .nb = shapes[i].nb };
+            reseed(900, (uint32_t)row);
+            size_t wbytes = 0;
+            if (s->kind == K_MATMUL) {
+                wbytes = row_bytes(s->type, b.n) * (size_t)b.rows;
+                b.w = bench_buf(wbytes);
+                if (is_quant(s->type)) {
+                    for (size_t r = 0; r < (size_t)b.rows * (size_t)b.n / 32; r++) { /* sane d */
+                        if (s->type == GGUF_T_Q8_0)
+                            ((block_q8_0 *)b.w)[r].d = 0x2000;
+                        else
+                            ((block_q4_0 *)b.w)[r].d = 0x2000;
+                    }
+                    b.x = bench_buf(row_bytes(GGUF_T_Q8_0, b.n) * (size_t)b.nb);
+                } else {
+                    b.x = bench_buf((size_t)b.n * 4 * (size_t)b.nb);
+                }
+                b.y = bench_buf((size_t)b.rows * 4 * (size_t)b.nb);
+            } else if (s->kind == K_SCORES || s->kind == K_ACCUM) {
+                b.w = bench_buf((size_t)b.n * 4 * (size_t)b.rows);
+                b.x = bench_buf((size_t)b.rows * 4 + (size_t)b.n * 4);
+                b.y = bench_buf((size_t)b.rows * 4 + (size_t)b.n * 4);
+            } else {
+                b.x = bench_buf((size_t)b.n * 4);
+                b.aux = bench_buf((size_t)b.n * 4);
+                b.y = bench_buf((size_t)b.n * 4 + 64);
+            }
+            const double ns = time_calls(&b);
+            if (is_generic && row < 64)
+                gen_ns[row] = ns;
+            char shape[64];
+            if (s->kind == K_MATMUL)
+                snprintf(shape, sizeof shape, "%dx%d nb=%d", b.n, b.rows, b.nb);
+            else if (s->kind == K_SCORES || s->kind == K_ACCUM)
+                snprintf(shape, sizeof shape, "len=%d rows=%d", b.n, b.rows);
+            else
+                snprintf(shape, sizeof shape, "n=%d", b.n);
+            printf("  %-16s %-22s %12.0f ns", s->name, shape, ns);
+            if (wbytes)
+                printf("  %7.2f GB/s weights  %7.2f GMAC/s", wbytes / ns,
+                       (double)b.n * b.rows * b.nb / ns);
+            if (!is_generic && row < 64 && gen_ns[row] > 0)
+                printf("  (%.2fx)", gen_ns[row] / ns);
+            printf("\n");
+            free(b.w);
+            free(b.x);
+            free(b.y);
+            free(b.aux);
+        }
+    }
+}
+
+/* ---- driver ------------------------------------------------------------------------------ */
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: checkkernels [--seed N] [--backend NAME] [--slot PREFIX] [-v] [--bench]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    opt.seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            opt.seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+            opt.backend = argv[++i];
+        else if (!strcmp(argv[i], "--slot") && i + 1 < argc)
+            opt.slot = argv[++i];
+        else if (!strcmp(argv[i], "-v"))
+            opt.verbose = 1;
+        else if (!strcmp(argv[i], "--bench"))
+            opt.bench = 1;
+        else
+            usage();
+    }
+    printf("checkkernels: using random seed %" PRIu64 "\n", opt.seed);
+    printf("cpu features: %s\n", gl_cpu_features());
+
+    gl_kernels gen;
+    gl_error err;
+    if (gl_kernels_init(&gen, "generic", &err) != GL_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 2;
+    }
+    const char *names[16];
+    const int nbk = gl_backend_list(names, 16);
+    int passed = 0, failed = 0;
+    int ran[16] = { 0 };
+    gl_kernels tabs[16];
+    for (int bi = 0; bi < nbk; bi++) {
+        if (opt.backend && strcmp(opt.backend, names[bi]) && strcmp(names[bi], "generic"))
+            continue;
+        if (gl_backend_check(names[bi], &err) != GL_OK) {
+            printf("%s: skipped (%s)\n", names[bi], err.msg);
+            continue;
+        }
+        if (gl_kernels_init(&tabs[bi], names[bi], &err) != GL_OK) {
+            printf("%s: init failed (%s)\n", names[bi], err.msg);
+            failed++;
+            continue;
+        }
+        ran[bi] = 1;
+        const gl_kernels *k = &tabs[bi];
+        const int is_gen = !strcmp(names[bi], "generic");
+        if (opt.backend && is_gen && strcmp(opt.backend, "generic"))
+            continue; /* generic only as the reference */
+        printf("%s:\n", names[bi]);
+        for (int si = 0; si < n_slots; si++) {
+            const struct slot *s = &slots[si];
+            if (opt.slot && strncmp(s->name, opt.slot, strlen(opt.slot)))
+                continue;
+            const int differs = slot_fn(k, s) != slot_fn(&gen, s);
+            /* the determinism checks apply to generic too; a slot inherited
+             * unchanged from generic was already checked under generic */
+            const int has_det = s->kind == K_MATMUL || s->kind == K_SCORES || s->kind == K_ACCUM;
+            if (!differs && !(is_gen && has_det)) {
+                if (opt.verbose)
+                    printf("  [--]     %s (inherited from generic)\n", s->name);
+                continue;
+            }
+            cur_backend = names[bi];
+            cur_slot = s->name;
+            group_fail = 0;
+            mm_exact = mm_total = 0;
+            switch (s->kind) {
+            case K_QUANT: check_quantize(&gen, k); break;
+            case K_MATMUL: check_matmul(&gen, k, s->type, differs); break;
+            case K_RMSNORM: check_rmsnorm(&gen, k); break;
+            case K_SWIGLU: check_swiglu(&gen, k); break;
+            case K_SCORES: check_scores(&gen, k, s->type, differs); break;
+            case K_ACCUM: check_accum(&gen, k, s->type, differs); break;
+            }
+            printf("  %-9s%s%s", group_fail ? "[FAILED]" : "[OK]", s->name,
+                   differs ? "" : " (determinism only)");
+            if (opt.verbose && mm_total)
+                printf("  (%zu of %zu outputs bit-equal to generic)", mm_exact, mm_total);
+            printf("\n");
+            if (group_fail)
+                failed++;
+            else
+                passed++;
+        }
+    }
+    if (opt.bench) {
+        if (failed) {
+            printf("bench skipped: checks failed\n");
+        } else {
+            for (int bi = 0; bi < nbk; bi++)
+                if (ran[bi] && !strcmp(names[bi], "generic"))
+                    bench_backend(names[bi], &tabs[bi], 1);
+            for (int bi = 0; bi < nbk; bi++)
+                if (ran[bi] && strcmp(names[bi], "generic") &&
+                    (!opt.backend || !strcmp(opt.backend, names[bi])))
+                    bench_backend(names[bi], &tabs[bi], 0);
+        }
+    }
+    if (failed) {
+        printf("%d of %d checks failed (seed %" PRIu64 ")\n", failed, passed + failed, opt.seed);
+        return 1;
+    }
+    printf("%d passed, 0 failed\n", passed);
+    return 0;
+}
