@@ -138,7 +138,9 @@ GL_API int gl_ctx_pos(const gl_ctx *c);
 GL_API void gl_ctx_reset(gl_ctx *c);
 
 /* Feeds n tokens at the next positions. When logits is non-NULL it receives
- * n_vocab floats per fed token if all_logits, else for the last one only. */
+ * n_vocab floats per fed token if all_logits, else for the last one only.
+ * Models with learned positions (gl_model_info.n_pos_learned) refuse, with
+ * GL_ERR_ARG and nothing fed, any position at or past their last one. */
 GL_API gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits,
                              bool all_logits, gl_error *err);
 

@@ -26,6 +26,12 @@ void gl_kernels_init_avx512_simde(gl_kernels *k);
 #if GL_HAVE_NEON
 void gl_kernels_init_neon(gl_kernels *k);
 #endif
+#if GL_HAVE_NEON_DOTPROD
+void gl_kernels_init_neon_dotprod(gl_kernels *k);
+#endif
+#if GL_HAVE_NEON_I8MM
+void gl_kernels_init_neon_i8mm(gl_kernels *k);
+#endif
 
 /* Ascending preference; each init starts from the generic table. */
 static const gl_backend backends[] = {
@@ -45,6 +51,12 @@ static const gl_backend backends[] = {
 #endif
 #if GL_HAVE_NEON
     { "neon", GL_CPU_NEON, gl_kernels_init_neon },
+#endif
+#if GL_HAVE_NEON_DOTPROD
+    { "neon-dotprod", GL_CPU_NEON | GL_CPU_DOTPROD, gl_kernels_init_neon_dotprod },
+#endif
+#if GL_HAVE_NEON_I8MM
+    { "neon-i8mm", GL_CPU_NEON | GL_CPU_DOTPROD | GL_CPU_I8MM, gl_kernels_init_neon_i8mm },
 #endif
 };
 enum { n_backends = sizeof backends / sizeof backends[0] };
@@ -118,5 +130,15 @@ gl_status gl_kernels_init(gl_kernels *k, const char *backend, gl_error *err)
         return st;
     gl_kernels_init_generic(k);
     find_backend(backend)->init(k);
+    /* Repack only where the backend multiplies the packed layout at least
+     * as specifically as plain rows (see gl_kernels.repack). */
+    gl_kernels gen;
+    gl_kernels_init_generic(&gen);
+    for (int t = 0; t < GGUF_T_COUNT; t++) {
+        const int l = k->repack[t].layout;
+        if (k->repack[t].fn && k->matmul[t] != gen.matmul[t] &&
+            k->matmul_packed[l] == gen.matmul_packed[l])
+            k->repack[t].fn = NULL;
+    }
     return GL_OK;
 }

@@ -22,8 +22,12 @@
 #include "gguf.h"
 #include "quant.h"
 
-/* Quantizes n floats (n % 32 == 0) to Q8_0 blocks: d = amax / 127,
- * q = round-half-away(x / d) (roundf), as ggml's reference quantizer does. */
+/* Quantizes n floats (n % 32 == 0) to Q8_0 blocks, per block of 32:
+ *   amax = max |x|, d = amax / 127 (stored as half, round to nearest even),
+ *   id = 127 / amax, or 0 when amax == 0 or 127 / amax overflows to inf,
+ *   q = nearbyintf(x * id): round half to EVEN (the current rounding mode),
+ *   not ggml's reference round-half-away (roundf(x / d)); one multiply by id.
+ * Every implementation is bit-exact with arch/generic/quantize.c. */
 #define GL_DECL_QUANTIZE_FN(name) void name(const float *x, void *y, int n)
 typedef GL_DECL_QUANTIZE_FN((*gl_quantize_fn));
 
@@ -37,6 +41,36 @@ typedef GL_DECL_QUANTIZE_FN((*gl_quantize_fn));
     void name(const void *w, size_t w_row_bytes, const void *x, size_t x_stride, float *y,     \
               size_t y_stride, int n, int r0, int r1, int nb)
 typedef GL_DECL_MATMUL_FN((*gl_matmul_fn));
+
+/* Weight layouts (src/quant.h). PLAIN is the GGUF row layout the matmul[]
+ * slots take; the others are made once at load time by a repack slot. */
+enum gl_layout { GL_LAYOUT_PLAIN = 0, GL_LAYOUT_Q4_0X8, GL_LAYOUT_Q8_0X8, GL_LAYOUT_COUNT };
+
+/* Repacks row groups [g0, g1) of a plain matrix (n_rows rows of n elements,
+ * w_row_bytes apart) into the layout of its slot: group i goes to
+ * (char *)dst + i * group_bytes, group_bytes = n / 32 * sizeof(x8 block).
+ * Rows >= n_rows of the last group are written as padding (zeros). Pure
+ * byte shuffling: any [g0, g1) split gives the same bytes, so loaders may
+ * run it on several threads. */
+#define GL_DECL_REPACK_FN(name)                                                                 \
+    void name(void *dst, const void *w, size_t w_row_bytes, int n, int n_rows, int g0, int g1)
+typedef GL_DECL_REPACK_FN((*gl_repack_fn));
+
+/* The inverse, for one row: row r of a repacked matrix (groups group_bytes
+ * apart) back to its n / 32 plain GGUF blocks at dst. Tests and rare row
+ * access only. */
+#define GL_DECL_UNPACK_FN(name)                                                                 \
+    void name(void *dst, const void *packed, size_t group_bytes, int n, int r)
+typedef GL_DECL_UNPACK_FN((*gl_unpack_fn));
+
+/* Matrix products over a repacked layout take the GL_DECL_MATMUL_FN
+ * signature with w = the repacked matrix and w_row_bytes = group_bytes
+ * (the distance between row groups); everything else as for plain rows,
+ * including arbitrary r0 / r1 (a kernel computes whole groups and stores
+ * rows [r0, r1) only). Contract on top of the general rules: results are
+ * BIT-IDENTICAL to arch/generic's kernel on the same layout, which is
+ * itself bit-identical to generic's plain matmul of the source type, for
+ * every r0 / r1 and nb. */
 
 /* Converts n elements of a row of weight type t to float (embedding lookup). */
 #define GL_DECL_DEQUANT_FN(name) void name(const void *w, float *y, int n)
@@ -86,6 +120,19 @@ typedef struct gl_kernels {
     gl_matmul_fn matmul[GGUF_T_COUNT];   /* NULL: type not supported     */
     gl_dequant_fn dequant[GGUF_T_COUNT];
     uint8_t act_type[GGUF_T_COUNT];      /* GGUF_T_F32 or GGUF_T_Q8_0    */
+    /* Load-time repacking: repack[t].fn (NULL: keep GGUF rows) turns a
+     * plain matrix of type t into layout repack[t].layout, groups of
+     * repack[t].rows rows; matmul_packed[layout] multiplies it (same
+     * activation format as act_type[t]); unpack[layout] inverts it.
+     * Generic fills all of them. gl_kernels_init drops repack[t] for a
+     * backend that overrides matmul[t] but not matmul_packed[layout]: a
+     * scalar packed kernel must never replace a SIMD plain one. */
+    struct {
+        gl_repack_fn fn;
+        uint8_t layout, rows;
+    } repack[GGUF_T_COUNT];
+    gl_matmul_fn matmul_packed[GL_LAYOUT_COUNT];
+    gl_unpack_fn unpack[GL_LAYOUT_COUNT];
     gl_rmsnorm_fn rmsnorm;
     gl_swiglu_fn swiglu;
     gl_layernorm_fn layernorm; /* gpt2 */

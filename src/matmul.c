@@ -29,8 +29,10 @@ typedef struct mm_task {
 } mm_task;
 
 /* Rows are handed out in multiples of 16 so threads never share a cache
- * line of output and SIMD kernels see whole row groups. */
+ * line of output and SIMD kernels see whole row groups (a multiple of the
+ * 8-row groups of the repacked layouts, so no group is computed twice). */
 enum { ROW_GRAIN = 16 };
+static_assert(ROW_GRAIN % GL_X8_ROWS == 0, "thread splits keep repacked row groups whole");
 
 static void mm_worker(void *arg, int ith, int nth)
 {
@@ -39,9 +41,15 @@ static void mm_worker(void *arg, int ith, int nth)
         const mm_job *jb = &t->jobs[j];
         int r0, r1;
         gl_split_range(jb->w->n_out, ROW_GRAIN, ith, nth, &r0, &r1);
-        if (r0 < r1)
-            t->k->matmul[jb->w->type](jb->w->data, jb->w->row_bytes, jb->x, jb->x_stride, jb->y,
-                                      jb->y_stride, jb->w->n_in, r0, r1, jb->nb);
+        if (r0 >= r1)
+            continue;
+        const gl_weight *w = jb->w;
+        if (w->layout != GL_LAYOUT_PLAIN) /* repacked at load: groups of 8 rows */
+            t->k->matmul_packed[w->layout](w->data, w->group_bytes, jb->x, jb->x_stride, jb->y,
+                                           jb->y_stride, w->n_in, r0, r1, jb->nb);
+        else
+            t->k->matmul[w->type](w->data, w->row_bytes, jb->x, jb->x_stride, jb->y,
+                                  jb->y_stride, w->n_in, r0, r1, jb->nb);
     }
 }
 

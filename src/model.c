@@ -271,6 +271,8 @@ gl_status gl_model_load(gl_model **out, const char *path, const gl_model_params 
                      "llama, gpt2)", m->arch);
         goto fail;
     }
+    if ((st = gl_model_repack(m, err)))
+        goto fail;
 done:
     *out = m;
     return GL_OK;
@@ -288,6 +290,7 @@ void gl_model_free(gl_model *m)
     free(m->gpt2_layers);
     gguf_free(&m->gguf);
     gl_unmap_file(&m->map);
+    free(m->repack_arena);
     free(m);
 }
 

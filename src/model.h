@@ -17,12 +17,18 @@ typedef gl_status (*gl_forward_fn)(struct gl_ctx *c, const int32_t *tokens, int 
 
 #define GL_MAX_LAYERS 512
 
-/* A weight matrix: n_out rows of n_in elements, stored as GGUF packs them. */
+/* A weight matrix: n_out rows of n_in elements, stored as GGUF packs them
+ * (layout GL_LAYOUT_PLAIN: data in the mapped file, rows row_bytes apart)
+ * or, after gl_model_repack, in a load-time layout (data in the model's
+ * repack arena, row groups group_bytes apart; row_bytes still describes
+ * the GGUF rows). */
 typedef struct gl_weight {
     const void *data;
     uint32_t type;
     int n_in, n_out;
     size_t row_bytes;
+    uint8_t layout;     /* enum gl_layout */
+    size_t group_bytes; /* packed layouts: bytes per row group */
 } gl_weight;
 
 typedef struct gl_layer {
@@ -79,6 +85,8 @@ struct gl_model {
     struct gl_tokenizer *tok;
     gl_forward_fn forward;
     gl_kernels k;
+    void *repack_arena; /* owned: every repacked matrix (src/repack.c) */
+    size_t repack_bytes;
 };
 
 /* Loading helpers shared by the architectures (src/model.c). */
@@ -97,6 +105,13 @@ gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, 
 /* Binds F32 vector `name` of n elements. */
 gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n,
                          gl_error *err);
+
+/* Rewrites every matrix the kernel table can repack (k.repack) into its
+ * packed layout, in one owned arena, and drops the file pages it came
+ * from. Called once at the end of loading; GENLOOP_REPACK=0 disables it.
+ * Matrices read by row (the token embedding, also when tied to the
+ * output) keep their GGUF layout. (src/repack.c) */
+gl_status gl_model_repack(gl_model *m, gl_error *err);
 
 /* Binds a gpt2 model's hyperparameters and tensors (src/model_gpt2.c). */
 gl_status gl_bind_gpt2(gl_model *m, gl_error *err);

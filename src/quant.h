@@ -24,4 +24,38 @@ typedef struct block_q4_0 {
 static_assert(sizeof(block_q8_0) == 34, "block_q8_0 must match GGUF");
 static_assert(sizeof(block_q4_0) == 18, "block_q4_0 must match GGUF");
 
+/* ---- Row-interleaved ("x8") layouts, made at load time (src/repack.c).
+ *
+ * ISA-neutral: arch/generic implements them (repack, unpack, matmul) and
+ * every backend's kernels answer to that reference. A repacked matrix is a
+ * sequence of row groups of GL_X8_ROWS rows; group i holds rows 8i..8i+7
+ * and is nblk = n / 32 consecutive x8 blocks, one per 32 columns, so group
+ * i starts at i * nblk * sizeof(block). Rows past the matrix in the last
+ * group are padding: d = 0 and every quant 0 (x = 0 in both layouts below).
+ *
+ * Within a block the quant bytes of the 8 rows are interleaved in 4-byte
+ * groups: qs[32 k + 4 r + j] is byte 4 k + j of row r's GGUF block
+ * (k = 0..3 for Q4_0, 0..7 for Q8_0; j = 0..3). One 32-byte load thus
+ * holds 4 consecutive bytes of each of the 8 rows, lane r = row r, and a
+ * 4-byte dot product per 32-bit lane (vpdpbusd, maddubs+madd, sdot, ...)
+ * yields 8 rows' partial sums with no horizontal reduction. The quant bytes
+ * keep their GGUF meaning (no bias or sign trick): a Q4_0 byte holds
+ * element e (low nibble) and e + 16 (high nibble) of its row's block. */
+#define GL_X8_ROWS 8
+
+typedef struct block_q4_0x8 {
+    uint16_t d[GL_X8_ROWS];                /* row r's d */
+    uint8_t qs[GL_X8_ROWS * QK4_0 / 2];    /* 4 x (8 rows x 4 bytes) */
+} block_q4_0x8;
+
+typedef struct block_q8_0x8 {
+    uint16_t d[GL_X8_ROWS];
+    int8_t qs[GL_X8_ROWS * QK8_0];         /* 8 x (8 rows x 4 bytes) */
+} block_q8_0x8;
+
+static_assert(sizeof(block_q4_0x8) == 8 * sizeof(block_q4_0), "block_q4_0x8: 8 Q4_0 blocks");
+static_assert(sizeof(block_q8_0x8) == 8 * sizeof(block_q8_0), "block_q8_0x8: 8 Q8_0 blocks");
+static_assert(sizeof(block_q4_0x8) % 16 == 0 && sizeof(block_q8_0x8) % 16 == 0,
+              "x8 blocks keep 16-byte alignment from one block to the next");
+
 #endif

@@ -2,7 +2,8 @@
  * and ids -> text for streaming output.
  *
  * Supported tokenizer.ggml.model values: "llama" (SentencePiece-style:
- * score-ordered merges of UTF-8 characters, byte fallback). The vocabulary
+ * score-ordered merges of UTF-8 characters, byte fallback) and "gpt2"
+ * (byte-level BPE with ranked merges, src/tokenizer_bpe.c). The vocabulary
  * is copied out of the GGUF, so the tokenizer outlives the mapping. The file
  * is untrusted: every array, id and length is checked at load, and encoding
  * or decoding never reads outside the tables whatever the ids or bytes. */

@@ -298,7 +298,8 @@ static int is_quant(int type) { return type == GGUF_T_Q8_0 || type == GGUF_T_Q4_
 
 /* ---- slots ------------------------------------------------------------------- */
 
-enum kind { K_QUANT, K_MATMUL, K_RMSNORM, K_SWIGLU, K_SCORES, K_ACCUM };
+enum kind { K_QUANT, K_MATMUL, K_MATMUL_X8, K_REPACK, K_RMSNORM, K_SWIGLU, K_SCORES, K_ACCUM,
+             K_LAYERNORM, K_GELU, K_ADD_BIAS };
 
 static const struct slot {
     const char *name;
@@ -311,23 +312,40 @@ static const struct slot {
     { "matmul_f32", K_MATMUL, GGUF_T_F32 },
     { "matmul_f16", K_MATMUL, GGUF_T_F16 },
     { "matmul_bf16", K_MATMUL, GGUF_T_BF16 },
+    { "repack_q4_0", K_REPACK, GGUF_T_Q4_0 },
+    { "repack_q8_0", K_REPACK, GGUF_T_Q8_0 },
+    { "matmul_q4_0x8", K_MATMUL_X8, GGUF_T_Q4_0 },
+    { "matmul_q8_0x8", K_MATMUL_X8, GGUF_T_Q8_0 },
     { "rmsnorm", K_RMSNORM, 0 },
     { "swiglu", K_SWIGLU, 0 },
     { "attn_scores_f32", K_SCORES, GL_KV_F32 },
     { "attn_scores_f16", K_SCORES, GL_KV_F16 },
     { "attn_accum_f32", K_ACCUM, GL_KV_F32 },
     { "attn_accum_f16", K_ACCUM, GL_KV_F16 },
+    { "layernorm", K_LAYERNORM, 0 },
+    { "gelu", K_GELU, 0 },
+    { "add_bias", K_ADD_BIAS, 0 },
 };
 enum { n_slots = sizeof slots / sizeof slots[0] };
+
+/* the generic table (reference and the one source of x8 layout ids) */
+static gl_kernels gen;
+
+static int x8_layout(int type) { return gen.repack[type].layout; }
 
 static const void *slot_fn(const gl_kernels *k, const struct slot *s)
 {
     switch (s->kind) {
     case K_QUANT: return (const void *)k->quantize_q8_0;
     case K_MATMUL: return (const void *)k->matmul[s->type];
+    case K_MATMUL_X8: return (const void *)k->matmul_packed[x8_layout(s->type)];
+    case K_REPACK: return (const void *)k->repack[s->type].fn;
     case K_RMSNORM: return (const void *)k->rmsnorm;
     case K_SWIGLU: return (const void *)k->swiglu;
     case K_SCORES: return (const void *)k->attn_scores[s->type];
+    case K_LAYERNORM: return (const void *)k->layernorm;
+    case K_GELU: return (const void *)k->gelu;
+    case K_ADD_BIAS: return (const void *)k->add_bias;
     default: return (const void *)k->attn_accum[s->type];
     }
 }
@@ -409,8 +427,11 @@ static void check_quantize(const gl_kernels *ref, const gl_kernels *nw)
 typedef struct mm_case {
     int type, rows, n, nb;
     size_t wrb, xs, ys; /* strides: weight row bytes, activation bytes, y floats */
-    gbuf gw, gx;
+    gbuf gw, gx, gp;
     const void *w, *x;
+    int packed;         /* mm_call passes the x8 copy: wp, groups gb apart */
+    const void *wp;
+    size_t gb;
 } mm_case;
 
 static void mm_make(mm_case *c, int type, int rows, int n, int nb)
@@ -419,6 +440,7 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
     c->rows = rows;
     c->n = n;
     c->nb = nb;
+    c->packed = 0;
     c->wrb = row_bytes(type, n) + (chance(25) ? (size_t)rint_in(1, 40) : 0);
     const int q = is_quant(type);
     c->xs = (q ? row_bytes(GGUF_T_Q8_0, n) : (size_t)n * 4) + (chance(25) ? 4 * (size_t)rint_in(1, 9) : 0);
@@ -457,17 +479,63 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
     c->x = x;
 }
 
+/* Repacks the case's weights with generic's repack (the layout's one
+ * definition) into a guarded buffer; checks, as it goes, that a split
+ * into random group ranges gives the same bytes, that every row unpacks
+ * back to its GGUF bytes and that padding rows are zero. */
+static void mm_pack(mm_case *c)
+{
+    const int rows8 = gen.repack[c->type].rows, groups = (c->rows + rows8 - 1) / rows8;
+    const int layout = x8_layout(c->type);
+    const size_t rb = row_bytes(c->type, c->n);
+    c->gb = rb * (size_t)rows8;
+    const size_t bytes = c->gb * (size_t)groups;
+    unsigned char *p = galloc(&c->gp, bytes, rmis());
+    memset(p, 0xcc, bytes);
+    gen.repack[c->type].fn(p, c->w, c->wrb, c->n, c->rows, 0, groups);
+    gcheck(&c->gp, "packed");
+    gbuf gs;
+    unsigned char *q = galloc(&gs, bytes, rmis());
+    memset(q, 0x33, bytes);
+    for (int g0 = 0; g0 < groups;) {
+        const int g1 = g0 + rint_in(1, groups - g0);
+        gen.repack[c->type].fn(q, c->w, c->wrb, c->n, c->rows, g0, g1);
+        g0 = g1;
+    }
+    if (memcmp(p, q, bytes))
+        failf("repack split into group ranges differs from one call");
+    gcheck(&gs, "packed (split)");
+    gfree(&gs);
+    unsigned char *row = malloc(rb), *zero = calloc(1, rb);
+    for (int r = 0; r < groups * rows8; r++) {
+        memset(row, 0x77, rb);
+        gen.unpack[layout](row, p, c->gb, c->n, r);
+        const int bad = r < c->rows ? memcmp(row, (const char *)c->w + (size_t)r * c->wrb, rb)
+                                    : memcmp(row, zero, rb);
+        if (bad) {
+            failf("row %d does not unpack to its %s", r, r < c->rows ? "GGUF bytes" : "zero padding");
+            break;
+        }
+    }
+    free(row);
+    free(zero);
+    c->wp = p;
+    c->packed = 1;
+}
+
 static void mm_free(mm_case *c)
 {
     gfree(&c->gw);
     gfree(&c->gx);
+    if (c->packed)
+        gfree(&c->gp);
 }
 
 /* y for columns [b0, b0 + nb), rows [r0, r1), into a guarded buffer laid
  * out as the full output (column stride c->ys). */
 static void mm_call(gl_matmul_fn f, const mm_case *c, float *y, int r0, int r1, int b0, int nb)
 {
-    f(c->w, c->wrb, (const char *)c->x + (size_t)b0 * c->xs, c->xs, y + (size_t)b0 * c->ys, c->ys,
+    f(c->packed ? c->wp : c->w, c->packed ? c->gb : c->wrb, (const char *)c->x + (size_t)b0 * c->xs, c->xs, y + (size_t)b0 * c->ys, c->ys,
       c->n, r0, r1, nb);
 }
 
@@ -515,16 +583,22 @@ static int same_bits(const float *a, const float *b, size_t n)
     return memcmp(a, b, n * sizeof(float)) == 0;
 }
 
-static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, int vs_ref)
+/* layout 0: the plain-row slot matmul[type], compared with generic within
+ * the dot tolerance; an x8 layout: matmul_packed[layout] on weights
+ * repacked by generic, which must equal generic's packed kernel AND
+ * generic's plain-row kernel bit for bit (for generic itself: the latter). */
+static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, int vs_ref,
+                         int layout)
 {
     static const int nbs[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 32 };
     static const int rowset[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100 };
     static const int qblk[] = { 1, 2, 3, 7, 8, 9, 17, 64, 176 };
     static const int fn[] = { 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 288, 2048 };
-    const gl_matmul_fn fr = ref->matmul[type], fw = nw->matmul[type];
+    const gl_matmul_fn fr = layout ? ref->matmul_packed[layout] : ref->matmul[type];
+    const gl_matmul_fn fw = layout ? nw->matmul_packed[layout] : nw->matmul[type];
     const int ncases = 44;
     for (int ci = 0; ci < ncases; ci++) {
-        reseed(100 + (uint32_t)type, (uint32_t)ci);
+        reseed(100 + (uint32_t)type + 50 * (uint32_t)layout, (uint32_t)ci);
         const int nb = nbs[ci % (int)(sizeof nbs / sizeof nbs[0])];
         const int rows = chance(70) ? rowset[rint_in(0, 12)] : rint_in(1, 90);
         int n;
@@ -537,6 +611,8 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
         mm_case c;
         mm_make(&c, type, rows, n, nb);
         snprintf(cur_case, sizeof cur_case, "rows=%d n=%d nb=%d wrb=%zu", rows, n, nb, c.wrb);
+        if (layout)
+            mm_pack(&c);
         const size_t ny = c.ys * (size_t)nb;
         gbuf gr, gn, gs;
         float *yr = galloc(&gr, ny * 4, rmis4()), *yn = galloc(&gn, ny * 4, rmis4());
@@ -545,7 +621,31 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
         mm_call(fw, &c, yn, 0, rows, 0, nb);
         gcheck(&gn, "y");
         mm_untouched(&c, yn, 0, rows, 0, nb);
-        if (vs_ref) {
+        if (layout) { /* exact: vs generic packed (other backends), vs generic plain rows */
+            for (int pass = vs_ref ? 0 : 1; pass < 2; pass++) {
+                fill_sentinel(yr, ny);
+                if (pass == 0) {
+                    mm_call(fr, &c, yr, 0, rows, 0, nb);
+                } else {
+                    c.packed = 0;
+                    mm_call(ref->matmul[type], &c, yr, 0, rows, 0, nb);
+                    c.packed = 1;
+                }
+                int bad = 0;
+                for (int b = 0; b < nb && !bad; b++)
+                    for (int r = 0; r < rows && !bad; r++) {
+                        const size_t i = (size_t)b * c.ys + r;
+                        if (memcmp(&yr[i], &yn[i], 4)) {
+                            failf("y[col %d][row %d] = %a, generic %s %a: not bit-equal", b, r,
+                                  yn[i], pass ? "plain rows" : "packed", yr[i]);
+                            bad = 1;
+                        }
+                    }
+                if (!bad)
+                    mm_exact += (size_t)rows * nb;
+            }
+            mm_total += (size_t)rows * nb * (vs_ref ? 2 : 1);
+        } else if (vs_ref) {
             fill_sentinel(yr, ny);
             mm_call(fr, &c, yr, 0, rows, 0, nb);
             const int K = is_quant(type) ? n / 32 : n;
@@ -606,6 +706,35 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
         gfree(&gr);
         gfree(&gn);
         gfree(&gs);
+        mm_free(&c);
+    }
+}
+
+/* Repack (generic only: the layout has one definition; backends inherit
+ * it): split invariance, round trip and zero padding, through mm_pack, on
+ * row counts around the group size and odd block counts. A backend that
+ * overrides the slot is compared byte for byte with generic. */
+static void check_repack(const gl_kernels *nw, int type)
+{
+    static const int rowset[] = { 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 64, 100 };
+    for (int ci = 0; ci < 24; ci++) {
+        reseed(300 + (uint32_t)type, (uint32_t)ci);
+        const int rows = ci < 12 ? rowset[ci] : rint_in(1, 200);
+        const int n = 32 * (chance(50) ? rint_in(1, 9) : rint_in(1, 100));
+        mm_case c;
+        mm_make(&c, type, rows, n, 1);
+        snprintf(cur_case, sizeof cur_case, "rows=%d n=%d wrb=%zu", rows, n, c.wrb);
+        mm_pack(&c);
+        if (nw->repack[type].fn != gen.repack[type].fn) {
+            const size_t bytes = c.gb * (size_t)((rows + 7) / 8);
+            gbuf gq;
+            unsigned char *q = galloc(&gq, bytes, rmis());
+            nw->repack[type].fn(q, c.w, c.wrb, n, rows, 0, (rows + 7) / 8);
+            if (memcmp(q, c.wp, bytes))
+                failf("repacked bytes differ from generic's");
+            gcheck(&gq, "packed");
+            gfree(&gq);
+        }
         mm_free(&c);
     }
 }
@@ -683,6 +812,130 @@ static void check_swiglu(const gl_kernels *ref, const gl_kernels *nw)
         gcheck(&gn, "out");
         gfree(&gg);
         gfree(&gu);
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
+/* ---- GPT-2 ops: layernorm / gelu / add_bias ------------------------------------------
+ * layernorm: the mean and the sum of squares may be reordered; with
+ *     m1 = sum|x_j| / n and d_j = |x_j - mean|,
+ *     |new - ref| <= 4 (n + 16) u |scale w_j| (m1 + d_j) + 4 u (|ref| + |b_j|) + 2^-140
+ * gelu: the kernel's exp is allowed 8 ulp end to end, as swiglu's:
+ *     |new - ref| <= 16 u |ref| + 2^-120 |x| + 2^-148
+ * add_bias: bit-exact (one add per element). */
+
+static void check_layernorm(const gl_kernels *ref, const gl_kernels *nw)
+{
+    for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
+        reseed(600, (uint32_t)ci);
+        const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
+        const int mode = rint_in(0, 5);
+        snprintf(cur_case, sizeof cur_case, "n=%d mode=%d%s", n, mode, ci & 1 ? " in-place" : "");
+        gbuf gx, gw, gb, gr, gn;
+        float *x = galloc(&gx, (size_t)n * 4, rmis()), *w = galloc(&gw, (size_t)n * 4, rmis());
+        float *bb = galloc(&gb, (size_t)n * 4, rmis());
+        float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
+        const float off = mode == 5 ? rnorm() * 1000.0f : 0.0f; /* |mean| >> std */
+        for (int j = 0; j < n; j++) {
+            x[j] = mode == 5 ? off + rnorm() : rfloat(mode == 3 ? 0 : mode);
+            if (mode == 3)
+                x[j] *= 1e15f;
+            w[j] = rnorm();
+            bb[j] = rnorm();
+        }
+        const float eps = chance(50) ? 1e-5f : 1e-6f;
+        ref->layernorm(yr, x, w, bb, n, eps);
+        if (ci & 1) { /* out may equal x */
+            memcpy(yn, x, (size_t)n * 4);
+            nw->layernorm(yn, yn, w, bb, n, eps);
+        } else {
+            nw->layernorm(yn, x, w, bb, n, eps);
+        }
+        double m1 = 0, mean = 0, var = 0;
+        for (int j = 0; j < n; j++) {
+            m1 += fabs(x[j]);
+            mean += x[j];
+        }
+        m1 /= n;
+        mean /= n;
+        for (int j = 0; j < n; j++)
+            var += (x[j] - mean) * (x[j] - mean);
+        const double scale = 1.0 / sqrt(var / n + eps);
+        for (int j = 0; j < n; j++) {
+            const double tol = 4.0 * (n + 16) * U * fabs(scale * w[j]) * (m1 + fabs(x[j] - mean))
+                             + 4 * U * (fabs(yr[j]) + fabs(bb[j])) + 0x1p-140;
+            if (!near(yr[j], yn[j], tol)) {
+                failf("out[%d] = %.9g, generic %.9g, tol %.3g", j, yn[j], yr[j], tol);
+                break;
+            }
+        }
+        gcheck(&gn, "out");
+        gfree(&gx);
+        gfree(&gw);
+        gfree(&gb);
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
+static void check_gelu(const gl_kernels *ref, const gl_kernels *nw)
+{
+    for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
+        reseed(700, (uint32_t)ci);
+        const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
+        snprintf(cur_case, sizeof cur_case, "n=%d%s", n, ci & 1 ? " in-place" : "");
+        gbuf gx, gr, gn;
+        float *x = galloc(&gx, (size_t)n * 4, rmis());
+        float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
+        for (int j = 0; j < n; j++) {
+            const int m = rint_in(0, 99);
+            x[j] = m < 60 ? rnorm() * 3.0f
+                 : m < 70 ? (float)(runif() * 40.0 - 20.0)
+                 : m < 75 ? -(float)(runif() * 4.0 + 8.0) /* exp argument near 88 */
+                 : m < 80 ? rnorm() * 1e-39f
+                 : m < 83 ? (chance(50) ? 1e30f : -1e30f)
+                 : m < 85 ? 0.0f
+                 : rnorm();
+        }
+        ref->gelu(yr, x, n);
+        if (ci & 1) {
+            memcpy(yn, x, (size_t)n * 4);
+            nw->gelu(yn, yn, n);
+        } else {
+            nw->gelu(yn, x, n);
+        }
+        for (int j = 0; j < n; j++)
+            if (!near(yr[j], yn[j], 16 * U * fabs(yr[j]) + 0x1p-120 * fabs(x[j]) + 0x1p-148)) {
+                failf("out[%d] = %.9g, generic %.9g (x %.9g)", j, yn[j], yr[j], x[j]);
+                break;
+            }
+        gcheck(&gn, "out");
+        gfree(&gx);
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
+static void check_add_bias(const gl_kernels *ref, const gl_kernels *nw)
+{
+    for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
+        reseed(800, (uint32_t)ci);
+        const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
+        snprintf(cur_case, sizeof cur_case, "n=%d", n);
+        gbuf gb, gr, gn;
+        float *bb = galloc(&gb, (size_t)n * 4, rmis());
+        float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
+        for (int j = 0; j < n; j++) {
+            yr[j] = yn[j] = rfloat(rint_in(0, 4));
+            bb[j] = rfloat(rint_in(0, 4));
+        }
+        ref->add_bias(yr, bb, n);
+        nw->add_bias(yn, bb, n);
+        if (!same_bits(yr, yn, (size_t)n))
+            failf("differs from generic");
+        gcheck(&gn, "y");
+        gfree(&gb);
         gfree(&gr);
         gfree(&gn);
     }
@@ -860,6 +1113,9 @@ static void bench_call(const bench_ctx *b)
     case K_ACCUM:
         b->k->attn_accum[s->type](b->y, b->x, b->w, (size_t)b->n * (s->type ? 2 : 4), b->rows, b->n);
         break;
+    case K_LAYERNORM: b->k->layernorm(b->y, b->x, b->aux, b->aux, b->n, 1e-5f); break;
+    case K_GELU: b->k->gelu(b->y, b->x, b->n); break;
+    case K_ADD_BIAS: b->k->add_bias(b->y, b->aux, b->n); break;
     }
 }
 
@@ -997,7 +1253,6 @@ int main(int argc, char **argv)
     printf("checkkernels: using random seed %" PRIu64 "\n", opt.seed);
     printf("cpu features: %s\n", gl_cpu_features());
 
-    gl_kernels gen;
     gl_error err;
     if (gl_kernels_init(&gen, "generic", &err) != GL_OK) {
         fprintf(stderr, "%s\n", err.msg);
@@ -1030,10 +1285,16 @@ int main(int argc, char **argv)
             const struct slot *s = &slots[si];
             if (opt.slot && strncmp(s->name, opt.slot, strlen(opt.slot)))
                 continue;
+            if (!slot_fn(k, s)) { /* e.g. a repack the backend declines */
+                if (opt.verbose)
+                    printf("  [--]     %s (not used by this backend)\n", s->name);
+                continue;
+            }
             const int differs = slot_fn(k, s) != slot_fn(&gen, s);
             /* the determinism checks apply to generic too; a slot inherited
              * unchanged from generic was already checked under generic */
-            const int has_det = s->kind == K_MATMUL || s->kind == K_SCORES || s->kind == K_ACCUM;
+            const int has_det = s->kind == K_MATMUL || s->kind == K_MATMUL_X8 ||
+                                s->kind == K_REPACK || s->kind == K_SCORES || s->kind == K_ACCUM;
             if (!differs && !(is_gen && has_det)) {
                 if (opt.verbose)
                     printf("  [--]     %s (inherited from generic)\n", s->name);
@@ -1045,11 +1306,16 @@ int main(int argc, char **argv)
             mm_exact = mm_total = 0;
             switch (s->kind) {
             case K_QUANT: check_quantize(&gen, k); break;
-            case K_MATMUL: check_matmul(&gen, k, s->type, differs); break;
+            case K_MATMUL: check_matmul(&gen, k, s->type, differs, 0); break;
+            case K_MATMUL_X8: check_matmul(&gen, k, s->type, differs, x8_layout(s->type)); break;
+            case K_REPACK: check_repack(k, s->type); break;
             case K_RMSNORM: check_rmsnorm(&gen, k); break;
             case K_SWIGLU: check_swiglu(&gen, k); break;
             case K_SCORES: check_scores(&gen, k, s->type, differs); break;
             case K_ACCUM: check_accum(&gen, k, s->type, differs); break;
+            case K_LAYERNORM: check_layernorm(&gen, k); break;
+            case K_GELU: check_gelu(&gen, k); break;
+            case K_ADD_BIAS: check_add_bias(&gen, k); break;
             }
             printf("  %-9s%s%s", group_fail ? "[FAILED]" : "[OK]", s->name,
                    differs ? "" : " (determinism only)");

@@ -322,7 +322,8 @@ enum bpe_flaw {
 
 /* "a" "b" "c" "Ġ" "ab" "Ġab" "abc" "<|endoftext|>", with three usable merges
  * and three that can never apply. */
-static gl_status load_mini_bpe(enum bpe_flaw flaw, gl_tokenizer **t, gl_error *err)
+static gl_status load_mini_bpe(enum bpe_flaw flaw, gl_tokenizer **t, int *counts,
+                               gl_error *err)
 {
     static const char *const tokens[] = { "a", "b", "c", "\xC4\xA0", "ab", "\xC4\xA0" "ab",
                                           "abc", "<|endoftext|>" };
@@ -352,6 +353,12 @@ static gl_status load_mini_bpe(enum bpe_flaw flaw, gl_tokenizer **t, gl_error *e
     gl_status st = gguf_parse(&g, b.data, b.len, err);
     cr_assert_eq(st, GL_OK, "test GGUF does not parse: %s", err->msg);
     st = gl_tokenizer_load(t, &g, err);
+    if (st == GL_OK && counts) {
+        gl_bpe *bpe;
+        cr_assert_eq(gl_bpe_load(&bpe, *t, &g, err), GL_OK, "%s", err->msg);
+        gl_bpe_counts(bpe, &counts[0], &counts[1]);
+        gl_bpe_free(bpe);
+    }
     gguf_free(&g);
     gw_free(&b);
     return st;
@@ -361,7 +368,10 @@ Test(gpt2_tokenizer, mini_vocab_ranks_and_skipped_merges)
 {
     gl_tokenizer *t = NULL;
     gl_error err = { 0 };
-    cr_assert_eq(load_mini_bpe(BPE_OK, &t, &err), GL_OK, "%s", err.msg);
+    int counts[2];
+    cr_assert_eq(load_mini_bpe(BPE_OK, &t, counts, &err), GL_OK, "%s", err.msg);
+    cr_expect(counts[0] == 3 && counts[1] == 3, "%d merges in use, %d skipped", counts[0],
+              counts[1]);
     cr_expect_str_eq(gl_tokenizer_model(t), "gpt2");
     cr_expect_eq(gl_tokenizer_bos(t), 7, "<|endoftext|> is BOS by default");
     cr_expect(!gl_tokenizer_add_bos(t));
@@ -404,7 +414,7 @@ Test(gpt2_tokenizer, hostile_vocabularies)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gl_tokenizer *t = (gl_tokenizer *)&t;
         gl_error err = { 0 };
-        gl_status st = load_mini_bpe(cases[i].flaw, &t, &err);
+        gl_status st = load_mini_bpe(cases[i].flaw, &t, NULL, &err);
         cr_expect_eq(st, cases[i].code, "flaw %d: status %d (%s)", cases[i].flaw, st, err.msg);
         cr_expect_null(t);
         cr_expect(strstr(err.msg, cases[i].msg), "flaw %d: '%s' lacks '%s'", cases[i].flaw,

@@ -158,6 +158,7 @@ int cmd_bench(int argc, char **argv)
         cli_error("%s", err.msg);
         return EXIT_RUNTIME;
     }
+    const double load_s = now_s() - t_load;
     gl_ctx_params cp = gl_ctx_default_params();
     cp.n_ctx = (int)(n_prompt + n_gen + 1);
     cp.n_threads = (int)threads;
@@ -219,11 +220,11 @@ int cmd_bench(int argc, char **argv)
         printf(", \"backend\": \"%s\", \"threads\": %d, \"n_prompt\": %lld, \"n_gen\": %lld, "
                "\"reps\": %lld, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, "
                "\"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f}, "
-               "\"ttft_ms\": %.3f, \"load_to_first_token_ms\": %.3f, \"peak_rss_bytes\": %.0f, "
+               "\"ttft_ms\": %.3f, \"load_ms\": %.3f, \"load_to_first_token_ms\": %.3f, \"peak_rss_bytes\": %.0f, "
                "\"bandwidth_gbs\": %.3f, \"weight_bytes_per_token\": %.0f, "
                "\"roofline_tok_s\": %.2f, \"roofline_pct\": %.2f}\n",
                info.backend, nt, n_prompt, n_gen, reps, pre_med, dec_med, pct(lat, n_lat, 50),
-               pct(lat, n_lat, 90), pct(lat, n_lat, 99), ttft, load_to_first * 1e3, rss, bw, wbt,
+               pct(lat, n_lat, 90), pct(lat, n_lat, 99), ttft, load_s * 1e3, load_to_first * 1e3, rss, bw, wbt,
                roof, roof > 0 ? 100.0 * dec_med / roof : 0);
     } else {
         printf("model %s (%s, %d layers, dim %d), backend %s, %d threads\n", model, info.name,
@@ -235,7 +236,8 @@ int cmd_bench(int argc, char **argv)
         printf("memory read bandwidth %.2f GB/s, weights %.1f MB/token -> roofline %.2f tok/s; "
                "decode at %.1f%% of roofline\n",
                bw, wbt / 1e6, roof, roof > 0 ? 100.0 * dec_med / roof : 0);
-        printf("peak RSS %.1f MB; load + first token %.1f ms\n", rss / 1e6, load_to_first * 1e3);
+        printf("peak RSS %.1f MB; load %.1f ms; load + first token %.1f ms\n", rss / 1e6,
+               load_s * 1e3, load_to_first * 1e3);
     }
     free(logits);
     free(prompt);

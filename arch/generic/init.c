@@ -11,6 +11,18 @@ void gl_kernels_init_generic(gl_kernels *k)
     k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_generic;
     k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_generic;
 
+    k->repack[GGUF_T_Q4_0].fn = gl_repack_q4_0_x8_generic;
+    k->repack[GGUF_T_Q4_0].layout = GL_LAYOUT_Q4_0X8;
+    k->repack[GGUF_T_Q4_0].rows = GL_X8_ROWS;
+    k->repack[GGUF_T_Q8_0].fn = gl_repack_q8_0_x8_generic;
+    k->repack[GGUF_T_Q8_0].layout = GL_LAYOUT_Q8_0X8;
+    k->repack[GGUF_T_Q8_0].rows = GL_X8_ROWS;
+    k->matmul_packed[GL_LAYOUT_PLAIN] = NULL; /* plain rows: matmul[type] */
+    k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_generic;
+    k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_generic;
+    k->unpack[GL_LAYOUT_Q4_0X8] = gl_unpack_q4_0_x8_generic;
+    k->unpack[GL_LAYOUT_Q8_0X8] = gl_unpack_q8_0_x8_generic;
+
     k->dequant[GGUF_T_F32] = gl_dequant_f32_generic;
     k->dequant[GGUF_T_F16] = gl_dequant_f16_generic;
     k->dequant[GGUF_T_BF16] = gl_dequant_bf16_generic;

@@ -1,5 +1,6 @@
 /* Activation quantization, bit-exact with GGUF's reference quantizer so a
  * SIMD version can be checked for equality, not closeness. */
+#include <float.h>
 #include <math.h>
 
 #include "arch/generic/generic.h"
@@ -14,7 +15,9 @@ GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_generic)
         for (int j = 0; j < QK8_0; j++)
             amax = fmaxf(amax, fabsf(xb[j]));
         const float d = amax / 127.0f;
-        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        if (id > FLT_MAX) /* amax < ~3.7e-37: 127 / amax overflowed; all q = 0 */
+            id = 0.0f;
         out[b].d = gl_f32_to_f16(d);
         for (int j = 0; j < QK8_0; j++)
             out[b].qs[j] = (int8_t)nearbyintf(xb[j] * id);

@@ -1,4 +1,6 @@
 /* AVX2 Q8_0 activation quantizer and Q8_0 / Q4_0 matrix products. */
+#include <float.h>
+
 #include "arch/x86/avx2/avx2.h"
 #include "arch/x86/avx2/util.h"
 
@@ -6,9 +8,8 @@
  * by the same scalar expressions, d to half with F16C's round-to-nearest-
  * even (as gl_f32_to_f16), q = cvtps2dq(x * id), which rounds half to even
  * under the default MXCSR mode exactly as nearbyintf does. The int -> int8
- * step keeps the low byte (and + unsigned packs) like the scalar cast does
- * on x86; values are in [-127, 127] except when 127/amax overflows
- * (amax < ~3.7e-37), where generic's cast is undefined and x86 gives 0. */
+ * step keeps the low byte (and + unsigned packs) like the scalar cast does;
+ * values are in [-127, 127] (id is set to 0 when 127/amax overflows). */
 GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_avx2)
 {
     block_q8_0 *out = y;
@@ -26,7 +27,9 @@ GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_avx2)
         h = _mm_max_ss(h, _mm_movehdup_ps(h));
         const float amax = _mm_cvtss_f32(h);
         const float d = amax / 127.0f;
-        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        if (id > FLT_MAX) /* amax < ~3.7e-37: 127 / amax overflowed; all q = 0 */
+            id = 0.0f;
         out[b].d = (uint16_t)_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(d), 0), 0);
         const __m256 vid = _mm256_set1_ps(id);
         __m256i q0 = _mm256_and_si256(_mm256_cvtps_epi32(_mm256_mul_ps(v0, vid)), lo8);

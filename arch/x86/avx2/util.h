@@ -54,6 +54,22 @@ GL_ALWAYS_INLINE __m256i gl_tail_mask8(int m)
     return _mm256_loadu_si256((const __m256i *)(t + 8 - m));
 }
 
+/* 4 bytes at any alignment, for broadcasting (x8 layouts). */
+GL_ALWAYS_INLINE int32_t x8_load32(const void *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Lane mask selecting lanes [lo, hi) of 8, for maskload/store. */
+GL_ALWAYS_INLINE __m256i x8_lane_mask(int lo, int hi)
+{
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(hi), idx),
+                            _mm256_cmpgt_epi32(idx, _mm256_set1_epi32(lo - 1)));
+}
+
 /* Half to float of one scalar (exact; F16C). */
 GL_ALWAYS_INLINE float gl_h2f(uint16_t h)
 {

@@ -94,6 +94,63 @@ GL_ALWAYS_INLINE __m256i q8v_wcorr(const __m256i *w)
 static GL_DECL_MATMUL_FN(matmul_q8_0_vnni);
 #include "arch/x86/avx2/qmatmul_tmpl.h"
 
+/* ---- x8 row-interleaved layouts with vpdpbusd (ymm, AVX512-VL) --------
+ * Template and exactness argument: arch/x86/avx2/x8_tmpl.h. Each 32-byte
+ * weight load is 4 bytes of each of 8 rows; the 4 activation bytes they
+ * meet are broadcast to every lane (a memory broadcast operand), so
+ * vpdpbusd leaves each row's partial sum in its own lane: no horizontal
+ * sums, no scale gathers. */
+#define X8_C 8
+
+/* Q4_0x8: a = nibble u (unsigned), x signed; isum starts at -8 sum(x). */
+GL_ALWAYS_INLINE void x8_isums_q4_vnni(const block_q4_0x8 *blk, const int8_t *const *xq,
+                                       __m256i *isum, const int nc)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
+        const __m256i lo = _mm256_and_si256(v, m4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+#pragma GCC unroll 16
+        for (int c = 0; c < nc; c++) {
+            isum[c] = _mm256_dpbusd_epi32(isum[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
+            isum[c] = _mm256_dpbusd_epi32(isum[c], hi,
+                                          _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+        }
+    }
+}
+
+#define X8_NAME matmul_q4_0_x8_vnni
+#define X8_WBLK block_q4_0x8
+#define X8_SHIFT 3
+#define X8_ISUMS x8_isums_q4_vnni
+static GL_DECL_MATMUL_FN(matmul_q4_0_x8_vnni);
+#include "arch/x86/avx2/x8_tmpl.h"
+
+/* Q8_0x8: a = w ^ 0x80 = w + 128 (unsigned), x signed; isum starts at
+ * -128 sum(x). Exact for every int8 pair, -128 included. */
+GL_ALWAYS_INLINE void x8_isums_q8_vnni(const block_q8_0x8 *blk, const int8_t *const *xq,
+                                       __m256i *isum, const int nc)
+{
+    const __m256i bias = _mm256_set1_epi8(-128);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        const __m256i a =
+            _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k)), bias);
+#pragma GCC unroll 16
+        for (int c = 0; c < nc; c++)
+            isum[c] = _mm256_dpbusd_epi32(isum[c], a, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
+    }
+}
+
+#define X8_NAME matmul_q8_0_x8_vnni
+#define X8_WBLK block_q8_0x8
+#define X8_SHIFT 7
+#define X8_ISUMS x8_isums_q8_vnni
+static GL_DECL_MATMUL_FN(matmul_q8_0_x8_vnni);
+#include "arch/x86/avx2/x8_tmpl.h"
+
 /* ---- float products, 16 lanes ------------------------------------------
  * Determinism: lane l accumulates elements i = l (mod 16) in order with one
  * FMA each, the n % 16 tail is one zero-padded chunk, then gl512_hsum_ps.
@@ -218,6 +275,8 @@ void GL_AVX512_INIT(gl_kernels *k)
     if (vnni) {
         k->matmul[GGUF_T_Q8_0] = matmul_q8_0_vnni;
         k->matmul[GGUF_T_Q4_0] = matmul_q4_0_vnni;
+        k->matmul_packed[GL_LAYOUT_Q4_0X8] = matmul_q4_0_x8_vnni;
+        k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni;
     }
     k->matmul[GGUF_T_F32] = matmul_f32_512;
     k->matmul[GGUF_T_F16] = matmul_f16_512;

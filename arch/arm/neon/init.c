@@ -1,0 +1,46 @@
+/* NEON backends: overwrite the slots they accelerate; the table arrives
+ * filled by gl_kernels_init_generic. Built with the baseline flags (only
+ * pointer stores happen here); src/kernels.c selects a level only when
+ * the CPU has its features (HWCAP / HWCAP2, arch/arm/cpu.c). */
+#include "arch/arm/neon/neon.h"
+#include "config.h"
+
+void gl_kernels_init_neon(gl_kernels *k)
+{
+    k->name = "neon";
+    k->quantize_q8_0 = gl_quantize_q8_0_neon;
+    k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_neon;
+    k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_neon;
+    k->matmul[GGUF_T_F32] = gl_matmul_f32_neon;
+    k->matmul[GGUF_T_F16] = gl_matmul_f16_neon;
+    k->matmul[GGUF_T_BF16] = gl_matmul_bf16_neon;
+    k->rmsnorm = gl_rmsnorm_neon;
+    k->swiglu = gl_swiglu_neon;
+    k->layernorm = gl_layernorm_neon;
+    k->gelu = gl_gelu_neon;
+    k->add_bias = gl_add_bias_neon;
+    k->attn_scores[GL_KV_F32] = gl_attn_scores_f32_neon;
+    k->attn_scores[GL_KV_F16] = gl_attn_scores_f16_neon;
+    k->attn_accum[GL_KV_F32] = gl_attn_accum_f32_neon;
+    k->attn_accum[GL_KV_F16] = gl_attn_accum_f16_neon;
+}
+
+#if GL_HAVE_NEON_DOTPROD
+void gl_kernels_init_neon_dotprod(gl_kernels *k)
+{
+    gl_kernels_init_neon(k);
+    k->name = "neon-dotprod";
+    k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_neon_dotprod;
+    k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_neon_dotprod;
+}
+#endif
+
+#if GL_HAVE_NEON_I8MM
+void gl_kernels_init_neon_i8mm(gl_kernels *k)
+{
+    gl_kernels_init_neon_dotprod(k);
+    k->name = "neon-i8mm";
+    k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_neon_i8mm;
+    k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_neon_i8mm;
+}
+#endif

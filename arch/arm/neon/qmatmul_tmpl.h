@@ -1,0 +1,92 @@
+/* Template: Q8_0 / Q4_0 weights x Q8_0 activations, included once per
+ * (weight type, ISA level) with these macros defined:
+ *   QT_NAME           name of the generated GL_DECL_MATMUL_FN
+ *   QT_WBLK           weight block type (block_q8_0 / block_q4_0)
+ *   QT_ISUM(wr, b, xs, nc, s)
+ *                     for rows wr[0..3] and block b: s[c] (int32x4_t), lane
+ *                     k = the exact integer dot of row k's block b with the
+ *                     block b of activation column xs[c], for c < nc
+ *                     (an always-inline function; nc is a constant)
+ *
+ * Determinism and exactness. The integer block sum isum_b is exact however
+ * the ISA groups its lanes (widening multiplies, sdot or smmla), so every
+ * path computes, per output element, exactly the reference sequence of
+ * arch/generic/matmul.c:
+ *     sum = 0; for b: sum = sum + (float)isum_b * (dw_b * dx_b)
+ * (separate multiply and add, no FMA; this folder builds with
+ * -ffp-contract=off). The float lanes run over 4 *rows*, never over the
+ * blocks of one row, so nothing is reassociated: results are bit-identical
+ * to generic, hence independent of r0/r1, of nb and of the tile a row or
+ * column lands in. Weight blocks are unpacked once per tile of 4 rows and
+ * reused for up to QT_MAXC activation columns. */
+
+#ifndef QT_MAXC
+#define QT_MAXC 4
+#endif
+
+#define QT_CAT2(a, b) a##b
+#define QT_CAT(a, b) QT_CAT2(a, b)
+#define QT_TILE QT_CAT(QT_NAME, _tile)
+
+GL_ALWAYS_INLINE void QT_TILE(const char *w, size_t wrb, const block_q8_0 *const *xs,
+                              float *const *ys, int nblk, int m, const int nc)
+{
+    const QT_WBLK *wr[4];
+    for (int k = 0; k < 4; k++) /* rows past the range repeat the last one */
+        wr[k] = (const QT_WBLK *)(w + (size_t)(k < m ? k : m - 1) * wrb);
+    float32x4_t acc[QT_MAXC];
+    for (int c = 0; c < nc; c++)
+        acc[c] = vdupq_n_f32(0.0f);
+
+    for (int b = 0; b < nblk; b++) {
+        int32x4_t s[QT_MAXC];
+        QT_ISUM(wr, b, xs, nc, s);
+        uint16_t dh[4];
+        for (int k = 0; k < 4; k++)
+            dh[k] = gl_blk_d(wr[k] + b);
+        const float32x4_t dw = gl_h2f4(vld1_u16(dh));
+        for (int c = 0; c < nc; c++) {
+            const float32x4_t dx = gl_h2f4(vdup_n_u16(gl_blk_d(xs[c] + b)));
+            const float32x4_t sc = vmulq_f32(dw, dx);
+            acc[c] = vaddq_f32(acc[c], vmulq_f32(vcvtq_f32_s32(s[c]), sc));
+        }
+    }
+    for (int c = 0; c < nc; c++) {
+        if (m == 4) {
+            vst1q_f32(ys[c], acc[c]);
+        } else {
+            float t[4];
+            vst1q_f32(t, acc[c]);
+            memcpy(ys[c], t, (size_t)m * sizeof(float));
+        }
+    }
+}
+
+GL_DECL_MATMUL_FN(QT_NAME)
+{
+    const int nblk = n / QK8_0;
+    for (int r = r0; r < r1; r += 4) {
+        const int m = r1 - r < 4 ? r1 - r : 4;
+        const char *wt = (const char *)w + (size_t)r * w_row_bytes;
+        for (int c0 = 0; c0 < nb; c0 += QT_MAXC) {
+            const int nc = nb - c0 < QT_MAXC ? nb - c0 : QT_MAXC;
+            const block_q8_0 *xs[QT_MAXC];
+            float *ys[QT_MAXC];
+            for (int c = 0; c < nc; c++) {
+                xs[c] = (const block_q8_0 *)((const char *)x + (size_t)(c0 + c) * x_stride);
+                ys[c] = y + (size_t)(c0 + c) * y_stride + r;
+            }
+            switch (nc) {
+            case 1: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 1); break;
+            case 2: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 2); break;
+            case 3: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 3); break;
+            default: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, QT_MAXC); break;
+            }
+        }
+    }
+}
+
+#undef QT_TILE
+#undef QT_NAME
+#undef QT_WBLK
+#undef QT_ISUM

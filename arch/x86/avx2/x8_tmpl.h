@@ -1,0 +1,145 @@
+/* Template: products over the row-interleaved x8 layouts (src/quant.h),
+ * Q4_0x8 / Q8_0x8 weights x Q8_0 activations, included once per (layout,
+ * ISA) with these macros defined:
+ *   X8_NAME        name of the generated GL_DECL_MATMUL_FN
+ *   X8_WBLK        block_q4_0x8 or block_q8_0x8
+ *   X8_SHIFT       (optional) log2 of an activation-sum correction, for
+ *                  kernels whose integer dot is sum(a x) with an unsigned
+ *                  a = w + 2^X8_SHIFT (Q4_0: a = nibble u = w + 8, shift 3;
+ *                  Q8_0: a = w ^ 0x80 = w + 128, shift 7): isum then starts
+ *                  at -2^X8_SHIFT sum(x); undefined: isum starts at 0
+ *   X8_ISUMS(blk, xq, isum, nc)
+ *                  adds the integer dot of block *blk for the 8 rows (lane
+ *                  r = row r) and activation blocks xq[c] (32 int8, c < nc)
+ *                  to the int32 lanes of isum[c]
+ *   X8_C           most activation columns per tile (registers)
+ *
+ * Exactness and determinism. isum is an exact integer whatever the order;
+ * each lane then runs generic's float sequence
+ *     acc = acc + (float)isum_b * (dw_b * dx_b)     (no FMA: -ffp-contract=off)
+ * over blocks b in order, so every output equals arch/generic's bit for
+ * bit, for any r0 / r1 (whole groups are computed, rows [r0, r1) stored)
+ * and any nb (columns never interact). Blocks are taken in chunks of X8_KB
+ * (per-column sums and scales of a chunk are prepared once into a stack
+ * array); between chunks the running sum waits in y as a float, which is
+ * exact. Loop order: chunk, panel of groups (~512 KB of weights, so the
+ * panel stays in L2 while every column tile streams over it), column tile,
+ * group. */
+
+#ifndef X8_KB
+#define X8_KB 256
+#endif
+
+#define X8_CAT2(a, b) a##b
+#define X8_CAT(a, b) X8_CAT2(a, b)
+#define X8_TILE X8_CAT(X8_NAME, _tile)
+
+
+GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
+                              const int32_t (*corr)[X8_KB], const float (*dx)[X8_KB], int kn,
+                              float *const *ys, int lo, int hi, int first, const int nc)
+{
+    const int full = lo == 0 && hi == 8;
+    const __m256i mask = x8_lane_mask(lo, hi);
+    __m256 acc[X8_C];
+#pragma GCC unroll 16
+    for (int c = 0; c < nc; c++)
+        acc[c] = first ? _mm256_setzero_ps()
+                       : full ? _mm256_loadu_ps(ys[c]) : _mm256_maskload_ps(ys[c], mask);
+    for (int b = 0; b < kn; b++) {
+        const X8_WBLK *blk = wb + b;
+        const int8_t *xq[X8_C];
+        __m256i isum[X8_C];
+#pragma GCC unroll 16
+        for (int c = 0; c < nc; c++) {
+            xq[c] = xs[c][b].qs;
+            isum[c] = _mm256_set1_epi32(corr[c][b]);
+        }
+        X8_ISUMS(blk, xq, isum, nc);
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk->d));
+#pragma GCC unroll 16
+        for (int c = 0; c < nc; c++)
+            acc[c] = _mm256_add_ps(acc[c], _mm256_mul_ps(_mm256_cvtepi32_ps(isum[c]),
+                                                         _mm256_mul_ps(dw, _mm256_set1_ps(dx[c][b]))));
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < nc; c++) {
+        if (full)
+            _mm256_storeu_ps(ys[c], acc[c]);
+        else
+            _mm256_maskstore_ps(ys[c], mask, acc[c]);
+    }
+}
+
+GL_DECL_MATMUL_FN(X8_NAME)
+{
+    const int nblk = n / QK8_0;
+    const int g_lo = r0 / GL_X8_ROWS, g_hi = (r1 + GL_X8_ROWS - 1) / GL_X8_ROWS;
+    const int kmax = nblk < X8_KB ? nblk : X8_KB;
+    int pg = (int)(((size_t)512 << 10) / ((size_t)kmax * sizeof(X8_WBLK)));
+    if (pg < 1)
+        pg = 1;
+    int32_t corr[X8_C][X8_KB];
+    float dx[X8_C][X8_KB];
+    for (int k0 = 0; k0 < nblk; k0 += X8_KB) {
+        const int kn = nblk - k0 < X8_KB ? nblk - k0 : X8_KB;
+        for (int p0 = g_lo; p0 < g_hi; p0 += pg) {
+            const int p1 = g_hi - p0 < pg ? g_hi : p0 + pg;
+            for (int c0 = 0; c0 < nb; c0 += X8_C) {
+                const int nc = nb - c0 < X8_C ? nb - c0 : X8_C;
+                const block_q8_0 *xs[X8_C];
+                float *yc[X8_C];
+                for (int c = 0; c < nc; c++) {
+                    xs[c] = (const block_q8_0 *)((const char *)x + (size_t)(c0 + c) * x_stride) + k0;
+                    yc[c] = y + (size_t)(c0 + c) * y_stride;
+                    for (int b = 0; b < kn; b++) {
+#ifdef X8_SHIFT
+                        const __m256i v = _mm256_loadu_si256((const __m256i *)xs[c][b].qs);
+                        const __m256i s = _mm256_madd_epi16(
+                            _mm256_maddubs_epi16(_mm256_set1_epi8(1), v), _mm256_set1_epi16(1));
+                        corr[c][b] = -(_mm256_cvtsi256_si32(gl_bcast_sum_epi32(s)) * (1 << X8_SHIFT));
+#else
+                        corr[c][b] = 0;
+#endif
+                        dx[c][b] = gl_h2f(xs[c][b].d);
+                    }
+                }
+                for (int g = p0; g < p1; g++) {
+                    const X8_WBLK *wb =
+                        (const X8_WBLK *)((const char *)w + (size_t)g * w_row_bytes) + k0;
+                    const int lo = r0 > g * GL_X8_ROWS ? r0 - g * GL_X8_ROWS : 0;
+                    const int hi = r1 - g * GL_X8_ROWS < GL_X8_ROWS ? r1 - g * GL_X8_ROWS : GL_X8_ROWS;
+                    float *ys[X8_C];
+                    for (int c = 0; c < nc; c++)
+                        ys[c] = yc[c] + (size_t)g * GL_X8_ROWS;
+                    const int first = k0 == 0;
+                    switch (nc) {
+#define X8_CASE(N)                                                                             \
+    case N: X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx, kn, ys,  \
+                    lo, hi, first, N); break;
+                    X8_CASE(1)
+                    X8_CASE(2)
+                    X8_CASE(3)
+#if X8_C > 4
+                    X8_CASE(4)
+                    X8_CASE(5)
+                    X8_CASE(6)
+                    X8_CASE(7)
+#endif
+                    default:
+                        X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx,
+                                kn, ys, lo, hi, first, X8_C);
+                        break;
+#undef X8_CASE
+                    }
+                }
+            }
+        }
+    }
+}
+
+#undef X8_TILE
+#undef X8_NAME
+#undef X8_WBLK
+#undef X8_SHIFT
+#undef X8_ISUMS

@@ -1,0 +1,132 @@
+/* Load-time repacking of weight matrices into the layouts the kernel table
+ * prefers (k.repack, src/kernels.h; layouts in src/quant.h).
+ *
+ * The repacked copy replaces the file's bytes rather than duplicating
+ * them: every packed matrix lives in one owned arena (2 MiB aligned,
+ * transparent huge pages requested), and once a matrix is repacked the
+ * page-aligned interior of its file range is dropped with MADV_DONTNEED.
+ * The mapping is private and read-only, so that only discards clean page
+ * cache references; were those pages ever touched again they would be
+ * read back from the file, unchanged.
+ *
+ * Which matrices: every gl_weight that goes through gl_matmul3, i.e. the
+ * layer matrices and an untied output matrix. The token embedding is read
+ * by row (dequant[type] of one row per token), so it keeps its GGUF
+ * layout, and so does the output matrix when it is the embedding (tied):
+ * the tied product then runs on the plain-row kernel. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "model.h"
+#include "threadpool.h"
+
+enum { MAX_PACK = 16 * GL_MAX_LAYERS + 1, ARENA_ALIGN = 1 << 21 };
+
+typedef struct pack_job {
+    const gl_kernels *k;
+    const gl_weight *w;
+    void *dst;
+    int groups;
+} pack_job;
+
+static void pack_worker(void *arg, int ith, int nth)
+{
+    const pack_job *j = arg;
+    int g0, g1;
+    gl_split_range(j->groups, 1, ith, nth, &g0, &g1);
+    if (g0 < g1)
+        j->k->repack[j->w->type].fn(j->dst, j->w->data, j->w->row_bytes, j->w->n_in,
+                                    j->w->n_out, g0, g1);
+}
+
+static bool packable(const gl_model *m, const gl_weight *w)
+{
+    return w->data && w->layout == GL_LAYOUT_PLAIN && w->type < GGUF_T_COUNT &&
+           m->k.repack[w->type].fn && w->n_in % 32 == 0 && w->n_out > 0 &&
+           w->data != m->tok_embd.data;
+}
+
+/* the file pages wholly inside [p, p + n) leave this process */
+static void drop_pages(const void *p, size_t n)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = ((uintptr_t)p + page - 1) / page * page;
+    const uintptr_t b = ((uintptr_t)p + n) / page * page;
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+gl_status gl_model_repack(gl_model *m, gl_error *err)
+{
+    const char *env = getenv("GENLOOP_REPACK");
+    if (env && !strcmp(env, "0"))
+        return GL_OK;
+
+    gl_weight **ws = malloc(MAX_PACK * sizeof *ws);
+    if (!ws)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory");
+    int nw = 0;
+#define ADD(x) do { if (nw < MAX_PACK && packable(m, &(x))) ws[nw++] = &(x); } while (0)
+    for (int l = 0; m->layers && l < m->cfg.n_layers; l++) {
+        gl_layer *L = &m->layers[l];
+        ADD(L->wq); ADD(L->wk); ADD(L->wv); ADD(L->wo);
+        ADD(L->w_gate); ADD(L->w_up); ADD(L->w_down);
+    }
+    for (int l = 0; m->gpt2_layers && l < m->cfg.n_layers; l++) {
+        gl_gpt2_layer *L = &m->gpt2_layers[l];
+        ADD(L->wqkv); ADD(L->wo); ADD(L->w_up); ADD(L->w_down);
+    }
+    ADD(m->output);
+#undef ADD
+    if (nw == 0) {
+        free(ws);
+        return GL_OK;
+    }
+
+    size_t total = 0;
+    for (int i = 0; i < nw; i++) {
+        const gl_weight *w = ws[i];
+        const int rows = m->k.repack[w->type].rows;
+        total += (size_t)(w->n_out + rows - 1) / (size_t)rows * rows * w->row_bytes;
+        total = (total + 63) / 64 * 64;
+    }
+    const size_t cap = (total + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    void *arena = aligned_alloc(ARENA_ALIGN, cap);
+    if (!arena) {
+        free(ws);
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory repacking weights (%zu MB)",
+                       total >> 20);
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(arena, cap, MADV_HUGEPAGE);
+#endif
+    gl_threadpool *pool = NULL;
+    gl_status st = gl_threadpool_create(&pool, gl_physical_cores(), err);
+    if (st) {
+        free(arena);
+        free(ws);
+        return st;
+    }
+    size_t off = 0;
+    for (int i = 0; i < nw; i++) {
+        gl_weight *w = ws[i];
+        const int rows = m->k.repack[w->type].rows;
+        const int groups = (w->n_out + rows - 1) / rows;
+        pack_job j = { .k = &m->k, .w = w, .dst = (char *)arena + off, .groups = groups };
+        gl_threadpool_run(pool, pack_worker, &j);
+        drop_pages(w->data, w->row_bytes * (size_t)w->n_out);
+        w->data = j.dst;
+        w->group_bytes = (size_t)rows * w->row_bytes;
+        w->layout = m->k.repack[w->type].layout;
+        off += (size_t)groups * w->group_bytes;
+        off = (off + 63) / 64 * 64;
+    }
+    gl_threadpool_free(pool);
+    free(ws);
+    m->repack_arena = arena;
+    m->repack_bytes = total;
+    return GL_OK;
+}
