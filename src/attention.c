@@ -106,12 +106,21 @@ static void attn_worker(void *arg, int ith, int nth)
     const float scale = 1.0f / sqrtf((float)hd);
     const size_t layer_off = (size_t)t->layer * c->n_ctx * c->kv_row_bytes;
     float *scores = c->scores + (size_t)ith * c->n_ctx;
+    float *q16 = c->q16 + (size_t)ith * cfg->head_dim;
     int i0, i1;
     gl_split_range(t->nb * cfg->n_heads, 1, ith, nth, &i0, &i1);
     for (int item = i0; item < i1; item++) {
         const int b = item / cfg->n_heads, h = item % cfg->n_heads;
         const size_t head_off = (size_t)(h / group) * hd * c->kv_elem;
         const float *q = c->q + (size_t)b * q_dim + h * hd;
+        if (c->kv_type == GL_KV_F16) {
+            /* The keys are F16, so the query meets them at F16 precision, as
+             * the reference implementation computes it: this halves our
+             * distance to its logits and keeps near-tie greedy choices equal. */
+            for (int i = 0; i < hd; i++)
+                q16[i] = gl_f16_to_f32(gl_f32_to_f16(q[i]));
+            q = q16;
+        }
         float *out = c->att + (size_t)b * q_dim + h * hd;
         const gl_kv_run *runs = c->runs + (size_t)b * GL_MAX_RUNS;
 
@@ -133,6 +142,9 @@ static void attn_worker(void *arg, int ith, int nth)
         const float inv = 1.0f / sum;
         for (int j = 0; j < n; j++)
             scores[j] *= inv;
+        if (c->kv_type == GL_KV_F16) /* likewise the weights meet the F16 values */
+            for (int j = 0; j < n; j++)
+                scores[j] = gl_f16_to_f32(gl_f32_to_f16(scores[j]));
 
         memset(out, 0, (size_t)hd * sizeof(float));
         n = 0;

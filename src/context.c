@@ -128,10 +128,11 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     if (m->gpt2_layers)
         c->qkv = malloc(nb * 3 * dim * sizeof(float));
     c->scores = malloc((size_t)p.n_threads * (size_t)p.n_ctx * sizeof(float));
+    c->q16 = malloc((size_t)p.n_threads * hd * sizeof(float));
     c->runs = malloc(nb * GL_MAX_RUNS * sizeof(gl_kv_run));
     c->n_runs = malloc(nb * sizeof(int));
     if (!c->x || !c->xb || !c->q || !c->kcur || !c->vcur || !c->att || !c->hb || !c->hb2 ||
-        !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores ||
+        !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores || !c->q16 ||
         !c->runs || !c->n_runs || (m->gpt2_layers && !c->qkv)) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
@@ -164,6 +165,7 @@ void gl_ctx_free(gl_ctx *c)
     free(c->rope_cs);
     free(c->rope_inv_freq);
     free(c->scores);
+    free(c->q16);
     free(c->runs);
     free(c->n_runs);
     free(c);

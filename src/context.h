@@ -38,6 +38,7 @@ struct gl_ctx {
     float *rope_cs;             /* [n_batch][rope_dim]: cos, sin pairs      */
     double *rope_inv_freq;      /* [rope_dim / 2]                           */
     float *scores;              /* [n_threads][n_ctx]                       */
+    float *q16;                 /* [n_threads][head_dim]: query at F16 precision */
     gl_kv_run *runs;            /* [n_batch][GL_MAX_RUNS]                    */
     int *n_runs;                /* [n_batch]                                 */
     int n_threads;

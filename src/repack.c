@@ -14,7 +14,9 @@
  * by row (dequant[type] of one row per token), so it keeps its GGUF
  * layout, and so does the output matrix when it is the embedding (tied):
  * the tied product then runs on the plain-row kernel. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -65,6 +67,10 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
     if (env && !strcmp(env, "0"))
         return GL_OK;
 
+    if (getenv("GENLOOP_REPACK_DEBUG")) {
+        struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
+        fprintf(stderr, "repack start at %.3f\n", ts.tv_sec + ts.tv_nsec * 1e-9);
+    }
     gl_weight **ws = malloc(MAX_PACK * sizeof *ws);
     if (!ws)
         return gl_fail(err, GL_ERR_NOMEM, "out of memory");
@@ -100,9 +106,6 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
         return gl_fail(err, GL_ERR_NOMEM, "out of memory repacking weights (%zu MB)",
                        total >> 20);
     }
-#ifdef MADV_HUGEPAGE
-    madvise(arena, cap, MADV_HUGEPAGE);
-#endif
     gl_threadpool *pool = NULL;
     gl_status st = gl_threadpool_create(&pool, gl_physical_cores(), err);
     if (st) {
@@ -126,6 +129,10 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
     }
     gl_threadpool_free(pool);
     free(ws);
+    if (getenv("GENLOOP_REPACK_DEBUG")) {
+        struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
+        fprintf(stderr, "repack done at %.3f\n", ts.tv_sec + ts.tv_nsec * 1e-9);
+    }
     m->repack_arena = arena;
     m->repack_bytes = total;
     return GL_OK;

@@ -9,13 +9,8 @@
 #include "genloop.h"
 #include "shared_data.h"
 
-/* Worst single step allowed for the Q8_0/Q4_0 files. Our activations are
- * quantized to Q8_0 exactly as GGUF's blocks define, but not bit-identically
- * to the reference's (its rounding noise is uncorrelated with ours), so the
- * two differ by ~1% on average and up to 6.5% at a few chaotic steps (near
- * ties in the tiny 64-dim model). Exact float activations land within 4% of
- * the reference, which bounds the reference's own 8-bit noise. */
-#define GL_TEST_Q_MAX_STEP 0.075
+/* Worst single step allowed for the Q8_0/Q4_0 files, as the issue asks. */
+#define GL_TEST_Q_MAX_STEP 0.05
 
 static void need_shared(void)
 {

@@ -17,47 +17,42 @@ static inline int x8_index(int r, int j)
     return (j / 4) * (GL_X8_ROWS * 4) + r * 4 + (j % 4);
 }
 
-GL_DECL_REPACK_FN(gl_repack_q4_0_x8_generic)
-{
-    const int nblk = n / QK4_0;
-    block_q4_0x8 *out = dst;
-    for (int g = g0; g < g1; g++)
-        for (int b = 0; b < nblk; b++) {
-            block_q4_0x8 *o = &out[(size_t)g * nblk + b];
-            memset(o, 0, sizeof *o);
-            for (int r = 0; r < GL_X8_ROWS; r++) {
-                const int row = g * GL_X8_ROWS + r;
-                if (row >= n_rows)
-                    continue; /* padding: d = 0, quants 0 */
-                const block_q4_0 *src =
-                    (const block_q4_0 *)((const char *)w + (size_t)row * w_row_bytes) + b;
-                o->d[r] = src->d;
-                for (int j = 0; j < QK4_0 / 2; j++)
-                    o->qs[x8_index(r, j)] = src->qs[j];
-            }
-        }
-}
+/* One generic body for both layouts: BLK source blocks of QS quant bytes
+ * go, 4 bytes at a time, to the interleaved positions (x8_index). Written
+ * with 4-byte copies so that loading a model stays fast (the loader runs
+ * this on every thread over disjoint groups). */
+#define DEF_REPACK(NAME, BLK, XBLK, QS)                                                        \
+    GL_DECL_REPACK_FN(NAME)                                                                    \
+    {                                                                                          \
+        const int nblk = n / 32;                                                               \
+        XBLK *out = dst;                                                                       \
+        for (int g = g0; g < g1; g++) {                                                        \
+            const BLK *src[GL_X8_ROWS];                                                        \
+            for (int r = 0; r < GL_X8_ROWS; r++) {                                             \
+                const int row = g * GL_X8_ROWS + r;                                            \
+                src[r] = row < n_rows                                                          \
+                             ? (const BLK *)((const char *)w + (size_t)row * w_row_bytes)      \
+                             : NULL; /* padding: d = 0, quants 0 */                            \
+            }                                                                                  \
+            XBLK *o = out + (size_t)g * nblk;                                                  \
+            for (int b = 0; b < nblk; b++, o++)                                                \
+                for (int r = 0; r < GL_X8_ROWS; r++) {                                         \
+                    if (!src[r]) {                                                             \
+                        o->d[r] = 0;                                                           \
+                        for (int k = 0; k < (QS) / 4; k++)                                     \
+                            memset(&o->qs[x8_index(r, 4 * k)], 0, 4);                          \
+                        continue;                                                              \
+                    }                                                                          \
+                    const BLK *sb = src[r] + b;                                                \
+                    o->d[r] = sb->d;                                                           \
+                    for (int k = 0; k < (QS) / 4; k++)                                         \
+                        memcpy(&o->qs[x8_index(r, 4 * k)], &sb->qs[4 * k], 4);                 \
+                }                                                                              \
+        }                                                                                      \
+    }
 
-GL_DECL_REPACK_FN(gl_repack_q8_0_x8_generic)
-{
-    const int nblk = n / QK8_0;
-    block_q8_0x8 *out = dst;
-    for (int g = g0; g < g1; g++)
-        for (int b = 0; b < nblk; b++) {
-            block_q8_0x8 *o = &out[(size_t)g * nblk + b];
-            memset(o, 0, sizeof *o);
-            for (int r = 0; r < GL_X8_ROWS; r++) {
-                const int row = g * GL_X8_ROWS + r;
-                if (row >= n_rows)
-                    continue;
-                const block_q8_0 *src =
-                    (const block_q8_0 *)((const char *)w + (size_t)row * w_row_bytes) + b;
-                o->d[r] = src->d;
-                for (int j = 0; j < QK8_0; j++)
-                    o->qs[x8_index(r, j)] = src->qs[j];
-            }
-        }
-}
+DEF_REPACK(gl_repack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2)
+DEF_REPACK(gl_repack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0)
 
 GL_DECL_UNPACK_FN(gl_unpack_q4_0_x8_generic)
 {

@@ -1,7 +1,9 @@
 /* NEON backends: overwrite the slots they accelerate; the table arrives
  * filled by gl_kernels_init_generic. Built with the baseline flags (only
  * pointer stores happen here); src/kernels.c selects a level only when
- * the CPU has its features (HWCAP / HWCAP2, arch/arm/cpu.c). */
+ * the CPU has its features (HWCAP / HWCAP2, arch/arm/cpu.c). The baseline
+ * level has no x8 (repacked) kernels, so gl_kernels_init keeps plain GGUF
+ * rows for it; dotprod and i8mm multiply the x8 layouts too. */
 #include "arch/arm/neon/neon.h"
 #include "config.h"
 
@@ -32,6 +34,9 @@ void gl_kernels_init_neon_dotprod(gl_kernels *k)
     k->name = "neon-dotprod";
     k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_neon_dotprod;
     k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_neon_dotprod;
+    /* sdot by lane fits the x8 layouts' 4-byte groups: load-time repack on */
+    k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_neon_dotprod;
+    k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_neon_dotprod;
 }
 #endif
 
@@ -42,5 +47,7 @@ void gl_kernels_init_neon_i8mm(gl_kernels *k)
     k->name = "neon-i8mm";
     k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_neon_i8mm;
     k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_neon_i8mm;
+    k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_neon_i8mm;
+    k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_neon_i8mm;
 }
 #endif

@@ -34,9 +34,13 @@ GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f16_neon);
 /* dotprod (dotprod.c) */
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_neon_dotprod);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_neon_dotprod);
+GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_neon_dotprod); /* GL_LAYOUT_Q8_0X8 */
+GL_DECL_MATMUL_FN(gl_matmul_q4_0_x8_neon_dotprod); /* GL_LAYOUT_Q4_0X8 */
 
 /* i8mm (i8mm.c) */
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_neon_i8mm);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q4_0_x8_neon_i8mm);
 
 #endif
