@@ -125,6 +125,7 @@ typedef struct gl_ctx_params {
     int n_threads; /* 0: physical cores                                   */
     int n_batch;   /* most tokens per forward pass; 0: 512                 */
     int n_keep;    /* leading positions the ring never evicts; 0: none    */
+    int n_seq;     /* sequence slots, each with its own ring; 0: 1       */
 } gl_ctx_params;
 
 GL_API gl_ctx_params gl_ctx_default_params(void);
@@ -180,7 +181,8 @@ typedef enum gl_stop_reason {
     GL_STOP_LENGTH,  /* n_predict tokens were generated           */
     GL_STOP_CONTEXT, /* the context is full and the ring is off   */
     GL_STOP_STRING,  /* a stop string appeared in the text        */
-    GL_STOP_CALLBACK /* the token callback asked to stop          */
+    GL_STOP_CALLBACK, /* the token callback asked to stop         */
+    GL_STOP_CANCELLED /* gl_engine_cancel                          */
 } gl_stop_reason;
 
 GL_API const char *gl_stop_reason_name(gl_stop_reason r); /* "eos", "length", ... */
@@ -203,12 +205,16 @@ typedef struct gl_gen_params {
                            * false: stop (GL_STOP_CONTEXT)                 */
     int context_policy;   /* enum gl_ctx_policy                            */
     gl_sampler_params sampling;
+    const char *const *stops; /* stop strings: generation ends when the text
+                               * contains one; it is cut off before it       */
+    int n_stops;
 } gl_gen_params;
 
 GL_API gl_gen_params gl_gen_default_params(void);
 
 /* Called with each generated token and the text it completes (possibly
- * empty while a UTF-8 character is incomplete); return false to stop. */
+ * empty while a UTF-8 character is incomplete or text that may start a stop
+ * string is held back; id -1 for the final flush); return false to stop. */
 typedef bool (*gl_token_cb)(void *user, int32_t id, const char *text, size_t len);
 
 typedef struct gl_gen_result {
@@ -227,6 +233,69 @@ GL_API gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt,
 
 GL_API int gl_model_n_vocab(const gl_model *m);
 GL_API int gl_model_eos(const gl_model *m);
+
+/* ---- continuous batching ----------------------------------------------- */
+
+/* An engine runs many generation loops at once over one model: each step
+ * feeds every running sequence's next token plus chunks of waiting prompts
+ * through one forward pass. A request's output depends only on its own
+ * prompt, parameters and seed — never on what else is in the batch, the
+ * batch order or the thread count. */
+typedef struct gl_engine gl_engine;
+
+typedef struct gl_engine_params {
+    int max_seqs;         /* sequences decoded at once (each owns a ring) */
+    int n_ctx;            /* KV slots per sequence; 0: model's context    */
+    int n_keep;           /* pinned positions per sequence                */
+    int n_threads;        /* 0: physical cores                            */
+    int max_batch_tokens; /* prompt tokens per step (chunked prefill)     */
+    int cache_type;       /* reserved: 0 (F16)                            */
+} gl_engine_params;
+
+typedef struct gl_request {
+    const char *prompt;           /* text, tokenized by the model...        */
+    size_t prompt_len;            /* (0: strlen)                            */
+    int add_bos;                  /* -1: as the vocabulary asks, 0/1        */
+    const int32_t *prompt_tokens; /* ...or token ids (takes precedence)     */
+    int n_prompt_tokens;
+    int n_predict;                /* < 0: unlimited                         */
+    bool ring;                    /* false: stop when the context is full   */
+    int context_policy;           /* enum gl_ctx_policy                     */
+    gl_sampler_params sampling;
+    const char *const *stops;     /* copied at submit                       */
+    int n_stops;
+    gl_token_cb on_token;         /* streaming, may be NULL                 */
+    void *user;
+} gl_request;
+
+typedef struct gl_request_status {
+    bool running, finished;
+    gl_stop_reason stop;
+    const int32_t *prompt_tokens; /* valid until the request is released   */
+    int n_prompt;
+    const int32_t *tokens;        /* generated ids                         */
+    int n_generated;
+    const char *text;             /* generated text, NUL-terminated        */
+    size_t text_len;
+    double queue_ms, prefill_ms, decode_ms, latency_ms, ttft_ms;
+} gl_request_status;
+
+GL_API gl_engine_params gl_engine_default_params(void);
+GL_API gl_request gl_request_default(void);
+GL_API gl_status gl_engine_create(gl_engine **out, gl_model *m, const gl_engine_params *p,
+                                  gl_error *err);
+GL_API void gl_engine_free(gl_engine *e);
+/* Queues a request; its id identifies it until gl_engine_release. */
+GL_API gl_status gl_engine_submit(gl_engine *e, const gl_request *r, int64_t *id,
+                                  gl_error *err);
+/* One scheduling round: admit, batch, forward, sample, stop. */
+GL_API gl_status gl_engine_step(gl_engine *e, gl_error *err);
+/* Whether any request is waiting or running. */
+GL_API bool gl_engine_busy(const gl_engine *e);
+GL_API gl_status gl_engine_cancel(gl_engine *e, int64_t id);
+GL_API gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *st);
+/* Forgets a request (finished or not) and frees what it holds. */
+GL_API void gl_engine_release(gl_engine *e, int64_t id);
 
 #ifdef __cplusplus
 }

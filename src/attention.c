@@ -35,9 +35,11 @@ static int add_cached(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi)
     return n;
 }
 
-/* Positions [lo, hi) in order: those before pos0 from the ring, the rest
- * from the chunk. */
-static int add_positions(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi, int pos0)
+/* Positions [lo, hi) in order: those before pos0 (the sequence's first
+ * position in this batch, at batch row first) from the ring, the rest from
+ * the batch. */
+static int add_positions(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi, int pos0,
+                         int first)
 {
     if (lo >= hi)
         return n;
@@ -45,32 +47,39 @@ static int add_positions(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi, i
         n = add_cached(c, r, n, lo, hi < pos0 ? hi : pos0);
     if (hi > pos0) {
         const int s = lo > pos0 ? lo : pos0;
-        r[n++] = (gl_kv_run){ .in_chunk = true, .row = s - pos0, .n = hi - s };
+        r[n++] = (gl_kv_run){ .in_chunk = true, .row = first + s - pos0, .n = hi - s };
     }
     return n;
 }
 
-void gl_kv_plan(gl_ctx *c, int pos0, int nb)
+void gl_kv_plan(gl_ctx *c, int nb)
 {
     const int window = c->n_ctx - c->n_keep;
     for (int b = 0; b < nb; b++) {
-        const int p = pos0 + b;
+        const int p = c->row_pos[b], first = c->row_first[b];
+        const int pos0 = c->row_pos[first];
         gl_kv_run *r = c->runs + (size_t)b * GL_MAX_RUNS;
         const int pinned_end = p + 1 < c->n_keep ? p + 1 : c->n_keep;
         int lo = p - window + 1;
         if (lo < c->n_keep)
             lo = c->n_keep;
-        int n = add_positions(c, r, 0, 0, pinned_end, pos0);
-        n = add_positions(c, r, n, lo, p + 1, pos0);
+        int n = add_positions(c, r, 0, 0, pinned_end, pos0, first);
+        n = add_positions(c, r, n, lo, p + 1, pos0, first);
         c->n_runs[b] = n;
     }
 }
 
-void gl_kv_store_chunk(gl_ctx *c, int layer, int pos0, int nb)
+/* Byte offset of (sequence, layer) in the K or V cache. */
+static size_t cache_off(const gl_ctx *c, int seq, int layer)
 {
-    const size_t layer_off = (size_t)layer * c->n_ctx * c->kv_row_bytes;
+    return (size_t)seq * c->seq_cache_bytes + (size_t)layer * c->n_ctx * c->kv_row_bytes;
+}
+
+void gl_kv_store_chunk(gl_ctx *c, int layer, int nb)
+{
     for (int b = 0; b < nb; b++) {
-        const size_t s = (size_t)slot_of(c, pos0 + b);
+        const size_t layer_off = cache_off(c, c->row_seq[b], layer);
+        const size_t s = (size_t)slot_of(c, c->row_pos[b]);
         memcpy(c->k_cache + layer_off + s * c->kv_row_bytes, c->k_chunk + b * c->kv_row_bytes,
                c->kv_row_bytes);
         memcpy(c->v_cache + layer_off + s * c->kv_row_bytes, c->v_chunk + b * c->kv_row_bytes,
@@ -104,13 +113,13 @@ static void attn_worker(void *arg, int ith, int nth)
     const int hd = cfg->head_dim, q_dim = cfg->n_heads * hd;
     const int group = cfg->n_heads / cfg->n_kv_heads;
     const float scale = 1.0f / sqrtf((float)hd);
-    const size_t layer_off = (size_t)t->layer * c->n_ctx * c->kv_row_bytes;
     float *scores = c->scores + (size_t)ith * c->n_ctx;
     float *q16 = c->q16 + (size_t)ith * cfg->head_dim;
     int i0, i1;
     gl_split_range(t->nb * cfg->n_heads, 1, ith, nth, &i0, &i1);
     for (int item = i0; item < i1; item++) {
         const int b = item / cfg->n_heads, h = item % cfg->n_heads;
+        const size_t layer_off = cache_off(c, c->row_seq[b], t->layer);
         const size_t head_off = (size_t)(h / group) * hd * c->kv_elem;
         const float *q = c->q + (size_t)b * q_dim + h * hd;
         if (c->kv_type == GL_KV_F16) {

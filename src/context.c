@@ -10,7 +10,7 @@
 
 gl_ctx_params gl_ctx_default_params(void)
 {
-    return (gl_ctx_params){ .n_ctx = 0, .n_threads = 0, .n_batch = 0 };
+    return (gl_ctx_params){ .n_ctx = 0, .n_threads = 0, .n_batch = 0, .n_seq = 1 };
 }
 
 /* size = a * b * c bytes, or 0 on overflow */
@@ -32,7 +32,8 @@ static gl_status check_memory(const gl_config *cfg, const gl_ctx_params *p, size
     const uint64_t nb = (uint64_t)p->n_batch, dim = (uint64_t)cfg->dim;
     const uint64_t q_dim = (uint64_t)cfg->n_heads * (uint64_t)cfg->head_dim;
     const uint64_t kv_dim = (uint64_t)cfg->n_kv_heads * (uint64_t)cfg->head_dim;
-    const uint64_t kv = 2 * (uint64_t)cfg->n_layers * (uint64_t)p->n_ctx * kv_row_bytes;
+    const uint64_t kv = 2 * (uint64_t)p->n_seq * (uint64_t)cfg->n_layers * (uint64_t)p->n_ctx *
+                        kv_row_bytes;
     const uint64_t scratch = nb * (5 * dim + 2 * q_dim + 2 * kv_dim + 2 * (uint64_t)cfg->ffn_dim) *
                                  sizeof(float) + 2 * nb * kv_row_bytes + nb * xq_stride +
                              (uint64_t)p->n_threads * (uint64_t)p->n_ctx * sizeof(float);
@@ -56,8 +57,12 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
         return gl_fail(err, GL_ERR_UNSUPPORTED, "the model file has no weights (a vocabulary-only GGUF): it can tokenize but not generate");
     gl_ctx_params p = params ? *params : gl_ctx_default_params();
     const gl_config *cfg = &m->cfg;
-    if (p.n_ctx < 0 || p.n_threads < 0 || p.n_batch < 0 || p.n_keep < 0)
+    if (p.n_ctx < 0 || p.n_threads < 0 || p.n_batch < 0 || p.n_keep < 0 || p.n_seq < 0)
         return gl_fail(err, GL_ERR_ARG, "negative context parameter");
+    if (p.n_seq == 0)
+        p.n_seq = 1;
+    if (p.n_seq > 4096)
+        return gl_fail(err, GL_ERR_ARG, "%d sequences is too many (at most 4096)", p.n_seq);
     if (p.n_ctx == 0)
         p.n_ctx = cfg->n_ctx_train;
     if (p.n_ctx > (1 << 24))
@@ -82,6 +87,7 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->n_keep = p.n_keep;
     c->n_batch = p.n_batch;
     c->n_threads = p.n_threads;
+    c->n_seq = p.n_seq;
     c->kv_type = GL_KV_F16;
     c->kv_elem = sizeof(uint16_t);
 
@@ -91,7 +97,8 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     const size_t ffn = (size_t)cfg->ffn_dim;
     const size_t max_in = ffn > q_dim ? (ffn > dim ? ffn : dim) : (q_dim > dim ? q_dim : dim);
     c->kv_row_bytes = kv_dim * c->kv_elem;
-    const size_t cache_bytes = mul3((size_t)cfg->n_layers, (size_t)p.n_ctx, c->kv_row_bytes);
+    c->seq_cache_bytes = mul3((size_t)cfg->n_layers, (size_t)p.n_ctx, c->kv_row_bytes);
+    const size_t cache_bytes = mul3(c->seq_cache_bytes, (size_t)p.n_seq, 1);
     c->xq_stride = (max_in + QK8_0 - 1) / QK8_0 * sizeof(block_q8_0);
 
     gl_status st = check_memory(cfg, &p, c->kv_row_bytes, c->xq_stride, err);
@@ -129,14 +136,21 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
         c->qkv = malloc(nb * 3 * dim * sizeof(float));
     c->scores = malloc((size_t)p.n_threads * (size_t)p.n_ctx * sizeof(float));
     c->q16 = malloc((size_t)p.n_threads * hd * sizeof(float));
+    c->seq_pos = calloc((size_t)p.n_seq, sizeof(int));
+    c->all_rows = malloc(nb * sizeof(int));
+    c->row_seq = malloc(nb * sizeof(int));
+    c->row_pos = malloc(nb * sizeof(int));
+    c->row_first = malloc(nb * sizeof(int));
     c->runs = malloc(nb * GL_MAX_RUNS * sizeof(gl_kv_run));
     c->n_runs = malloc(nb * sizeof(int));
     if (!c->x || !c->xb || !c->q || !c->kcur || !c->vcur || !c->att || !c->hb || !c->hb2 ||
         !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores || !c->q16 ||
-        !c->runs || !c->n_runs || (m->gpt2_layers && !c->qkv)) {
+        !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq || !c->row_pos || !c->row_first || (m->gpt2_layers && !c->qkv)) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
     }
+    for (int i = 0; i < p.n_batch; i++)
+        c->all_rows[i] = i;
     for (int i = 0; i < cfg->rope_dim / 2; i++)
         c->rope_inv_freq[i] = pow((double)cfg->rope_freq_base, -2.0 * i / cfg->rope_dim);
     *out = c;
@@ -166,6 +180,11 @@ void gl_ctx_free(gl_ctx *c)
     free(c->rope_inv_freq);
     free(c->scores);
     free(c->q16);
+    free(c->seq_pos);
+    free(c->all_rows);
+    free(c->row_seq);
+    free(c->row_pos);
+    free(c->row_first);
     free(c->runs);
     free(c->n_runs);
     free(c);
@@ -183,12 +202,60 @@ int gl_ctx_n_threads(const gl_ctx *c)
 
 int gl_ctx_pos(const gl_ctx *c)
 {
-    return c->pos;
+    return c->seq_pos[0];
 }
 
 void gl_ctx_reset(gl_ctx *c)
 {
-    c->pos = 0;
+    for (int s = 0; s < c->n_seq; s++)
+        c->seq_pos[s] = 0;
+}
+
+void gl_ctx_seq_reset(gl_ctx *c, int seq)
+{
+    c->seq_pos[seq] = 0;
+}
+
+gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
+{
+    const int n_vocab = c->m->cfg.n_vocab;
+    if (b->n < 1 || b->n > c->n_batch)
+        return gl_fail(err, GL_ERR_ARG, "a batch of %d tokens (this context takes 1 to %d)",
+                       b->n, c->n_batch);
+    for (int i = 0; i < b->n; i++) {
+        const int s = b->seq ? b->seq[i] : 0;
+        if (s < 0 || s >= c->n_seq)
+            return gl_fail(err, GL_ERR_ARG, "sequence %d is out of range [0, %d)", s, c->n_seq);
+        if (b->tokens[i] < 0 || b->tokens[i] >= n_vocab)
+            return gl_fail(err, GL_ERR_ARG, "token id %d is out of range [0, %d)", b->tokens[i],
+                           n_vocab);
+        const bool starts = i == 0 || c->row_seq[i - 1] != s;
+        if (starts)
+            for (int j = 0; j < i; j++)
+                if (c->row_seq[j] == s)
+                    return gl_fail(err, GL_ERR_ARG, "sequence %d's rows are not contiguous", s);
+        c->row_seq[i] = s;
+        c->row_first[i] = starts ? i : c->row_first[i - 1];
+        c->row_pos[i] = c->seq_pos[s] + (i - c->row_first[i]);
+        if (c->row_pos[i] < 0) /* positions past INT_MAX */
+            return gl_fail(err, GL_ERR_ARG, "sequence %d has run out of positions", s);
+    }
+    for (int i = 0; i < b->n_out; i++)
+        if (b->out_rows[i] < 0 || b->out_rows[i] >= b->n ||
+            (i > 0 && b->out_rows[i] <= b->out_rows[i - 1]))
+            return gl_fail(err, GL_ERR_ARG, "logit rows must be ascending batch rows");
+    const int n_pos = c->m->cfg.n_pos_learned;
+    for (int i = 0; i < b->n; i++)
+        if (n_pos > 0 && c->row_pos[i] >= n_pos)
+            return gl_fail(err, GL_ERR_ARG, "position %d is past the %d positions '%s' has "
+                           "learned (position_embd): reset the context or crop the history",
+                           c->row_pos[i], n_pos, c->m->arch);
+    gl_status st = c->m->forward(c, b, err);
+    if (st)
+        return st;
+    for (int i = 0; i < b->n; i++)
+        c->seq_pos[c->row_seq[i]]++;
+    return GL_OK;
 }
 
 gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits, bool all_logits,
@@ -197,24 +264,24 @@ gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits, bo
     if (n < 0)
         return gl_fail(err, GL_ERR_ARG, "negative token count");
     const int n_pos = c->m->cfg.n_pos_learned;
-    if (n_pos > 0 && n > n_pos - c->pos)
+    if (n_pos > 0 && n > n_pos - c->seq_pos[0])
         return gl_fail(err, GL_ERR_ARG, "positions %d..%d are past the %d positions '%s' has "
                        "learned (position_embd): reset the context or crop the history",
-                       c->pos, c->pos + n - 1, n_pos, c->m->arch);
+                       c->seq_pos[0], c->seq_pos[0] + n - 1, n_pos, c->m->arch);
     const size_t n_vocab = (size_t)c->m->cfg.n_vocab;
     for (int done = 0; done < n;) {
         const int nb = n - done < c->n_batch ? n - done : c->n_batch;
         const bool last = done + nb == n;
-        float *dst = NULL;
-        int first = nb;
+        gl_batch b = { .tokens = tokens + done, .n = nb, .out_rows = c->all_rows };
         if (logits && all_logits) {
-            dst = logits + (size_t)done * n_vocab;
-            first = 0;
+            b.logits = logits + (size_t)done * n_vocab;
+            b.n_out = nb;
         } else if (logits && last) {
-            dst = logits;
-            first = nb - 1;
+            b.logits = logits;
+            b.out_rows = c->all_rows + nb - 1;
+            b.n_out = 1;
         }
-        gl_status st = c->m->forward(c, tokens + done, nb, dst, first, err);
+        gl_status st = gl_ctx_forward(c, &b, err);
         if (st)
             return st;
         done += nb;

@@ -6,6 +6,19 @@
 #include "model.h"
 #include "threadpool.h"
 
+/* One forward pass: n token rows, each belonging to a sequence slot. Rows of
+ * one sequence are contiguous and in order; their positions continue that
+ * sequence's. Logits are wanted for out_rows (ascending), written to logits
+ * as n_out rows of n_vocab. */
+typedef struct gl_batch {
+    const int32_t *tokens;
+    const int *seq; /* per row; NULL: every row is sequence 0 */
+    int n;
+    const int *out_rows;
+    int n_out;
+    float *logits;
+} gl_batch;
+
 /* A run of attended positions stored contiguously: in the cache (rows from
  * slot `row`) or in the current chunk's own K/V (rows from chunk index). */
 typedef struct gl_kv_run {
@@ -20,14 +33,20 @@ struct gl_ctx {
     gl_model *m;
     const gl_kernels *k;
     gl_threadpool *pool;
-    int n_ctx;    /* slots per layer                                         */
+    int n_ctx;    /* slots per layer of each sequence                        */
     int n_keep;   /* pinned leading positions ("attention sinks")            */
     int n_batch;  /* most tokens per forward pass                            */
-    int pos;      /* next position                                           */
+    int n_seq;    /* sequence slots, each with its own ring                  */
+    int *seq_pos; /* [n_seq] next position of each sequence                  */
+    size_t seq_cache_bytes; /* one sequence's K (or V) cache: all layers     */
     int kv_type;  /* enum gl_kv_type                                         */
     size_t kv_elem;
     size_t kv_row_bytes; /* one position's K (or V) for all KV heads          */
-    uint8_t *k_cache, *v_cache; /* [n_layers][n_ctx][kv_row_bytes]            */
+    uint8_t *k_cache, *v_cache; /* [n_seq][n_layers][n_ctx][kv_row_bytes]     */
+
+    /* the batch being computed, per row */
+    int *row_seq, *row_pos, *row_first; /* sequence, position, its first row */
+    int *all_rows;                      /* 0, 1, ..., n_batch - 1              */
 
     /* scratch, n_batch rows each */
     float *x, *xb, *q, *kcur, *vcur, *att, *hb, *hb2;
@@ -44,29 +63,31 @@ struct gl_ctx {
     int n_threads;
 };
 
-/* Runs the transformer over nb tokens at positions c->pos...; writes n_vocab
- * logits for rows first_row..nb-1 into logits and advances c->pos. */
-gl_status gl_forward_llama(gl_ctx *c, const int32_t *tokens, int nb, float *logits, int first_row,
-                           gl_error *err);
+/* Runs a batch through the model (checks it, then calls the architecture's
+ * forward pass) and advances each sequence's position. */
+gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err);
+/* Forgets one sequence's positions. */
+void gl_ctx_seq_reset(gl_ctx *c, int seq);
 
-/* The gpt2 forward pass (src/forward_gpt2.c), same contract; positions
- * must stay below the model's learned positions. */
-gl_status gl_forward_gpt2(gl_ctx *c, const int32_t *tokens, int nb, float *logits, int first_row,
-                          gl_error *err);
+/* The architectures' forward passes, called by gl_ctx_forward with the row
+ * tables filled in. */
+gl_status gl_forward_llama(gl_ctx *c, const gl_batch *b, gl_error *err);
+gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *b, gl_error *err);
 
 /* Up to three products sharing the input x (nb rows of n floats), run as one
  * parallel region; pass NULL for unused weights. Output rows are n_out apart. */
 void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, float *y0,
                 const gl_weight *w1, float *y1, const gl_weight *w2, float *y2);
 
-/* Ring KV cache and attention (src/attention.c). */
-void gl_kv_plan(gl_ctx *c, int pos0, int nb);
+/* Ring KV cache and attention (src/attention.c). Plans which positions each
+ * row of the batch attends to. */
+void gl_kv_plan(gl_ctx *c, int nb);
 /* Converts n floats to the cache's storage type. */
 void gl_kv_to_cache_format(const gl_ctx *c, uint8_t *dst, const float *src, int n);
 /* Attention for every (token, head) of the chunk: reads c->q, c->k_chunk,
  * c->v_chunk and the ring; writes c->att. */
 void gl_attention(gl_ctx *c, int layer, int nb);
-/* Copies the chunk's K/V rows into their ring slots. */
-void gl_kv_store_chunk(gl_ctx *c, int layer, int pos0, int nb);
+/* Copies the batch's K/V rows into their sequences' ring slots. */
+void gl_kv_store_chunk(gl_ctx *c, int layer, int nb);
 
 #endif

@@ -17,33 +17,31 @@ static void add_bias_rows(const gl_kernels *k, float *y, const float *bias, int 
         k->add_bias(y + (size_t)b * n, bias, n);
 }
 
-gl_status gl_forward_gpt2(gl_ctx *c, const int32_t *tokens, int nb, float *logits, int first_row,
-                          gl_error *err)
+gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
 {
     const gl_model *m = c->m;
     const gl_config *cfg = &m->cfg;
     const gl_kernels *k = c->k;
     const int dim = cfg->dim, ffn = cfg->ffn_dim;
-    const int pos0 = c->pos;
+    const int nb = batch->n;
 
     /* Learned positions end at n_pos_learned: there is no embedding beyond. */
-    if (pos0 < 0 || nb > cfg->n_pos_learned - pos0)
-        return gl_fail(err, GL_ERR_ARG, "positions %d..%d are past the %d positions gpt2 has "
-                       "learned", pos0, pos0 + nb - 1, cfg->n_pos_learned);
+    for (int b = 0; b < nb; b++)
+        if (c->row_pos[b] >= cfg->n_pos_learned)
+            return gl_fail(err, GL_ERR_ARG, "position %d is past the %d positions gpt2 has "
+                           "learned", c->row_pos[b], cfg->n_pos_learned);
 
     /* x = token embedding + position embedding */
     for (int b = 0; b < nb; b++) {
-        if (tokens[b] < 0 || tokens[b] >= cfg->n_vocab)
-            return gl_fail(err, GL_ERR_ARG, "token id %d is out of range [0, %d)", tokens[b],
-                           cfg->n_vocab);
         const gl_weight *te = &m->tok_embd, *pe = &m->pos_embd;
         float *x = c->x + (size_t)b * dim;
-        k->dequant[te->type]((const char *)te->data + (size_t)tokens[b] * te->row_bytes, x, dim);
-        k->dequant[pe->type]((const char *)pe->data + (size_t)(pos0 + b) * pe->row_bytes, c->xb,
-                             dim);
+        k->dequant[te->type]((const char *)te->data + (size_t)batch->tokens[b] * te->row_bytes,
+                             x, dim);
+        k->dequant[pe->type]((const char *)pe->data + (size_t)c->row_pos[b] * pe->row_bytes,
+                             c->xb, dim);
         k->add_bias(x, c->xb, dim);
     }
-    gl_kv_plan(c, pos0, nb);
+    gl_kv_plan(c, nb);
 
     for (int l = 0; l < cfg->n_layers; l++) {
         const gl_gpt2_layer *L = &m->gpt2_layers[l];
@@ -61,7 +59,7 @@ gl_status gl_forward_gpt2(gl_ctx *c, const int32_t *tokens, int nb, float *logit
             gl_kv_to_cache_format(c, c->v_chunk + b * c->kv_row_bytes, row + 2 * dim, dim);
         }
         gl_attention(c, l, nb);
-        gl_kv_store_chunk(c, l, pos0, nb);
+        gl_kv_store_chunk(c, l, nb);
 
         gl_matmul3(c, c->att, dim, nb, &L->wo, c->xb, NULL, NULL, NULL, NULL);
         add_bias_rows(k, c->xb, L->bo, dim, nb);
@@ -83,14 +81,12 @@ gl_status gl_forward_gpt2(gl_ctx *c, const int32_t *tokens, int nb, float *logit
         for (size_t i = 0; i < (size_t)nb * dim; i++)
             c->x[i] += c->xb[i];
     }
-    c->pos += nb;
 
-    if (logits && first_row < nb) {
-        const int rows = nb - first_row;
-        for (int b = first_row; b < nb; b++)
-            k->layernorm(c->xb + (size_t)(b - first_row) * dim, c->x + (size_t)b * dim,
-                         m->output_norm, m->output_norm_b, dim, cfg->norm_eps);
-        gl_matmul3(c, c->xb, dim, rows, &m->output, logits, NULL, NULL, NULL, NULL);
-    }
+    for (int i = 0; i < batch->n_out; i++)
+        k->layernorm(c->xb + (size_t)i * dim, c->x + (size_t)batch->out_rows[i] * dim,
+                     m->output_norm, m->output_norm_b, dim, cfg->norm_eps);
+    if (batch->n_out > 0)
+        gl_matmul3(c, c->xb, dim, batch->n_out, &m->output, batch->logits, NULL, NULL, NULL,
+                   NULL);
     return GL_OK;
 }

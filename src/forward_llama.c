@@ -10,12 +10,12 @@
 
 /* ---- RoPE: rotate adjacent pairs (x[2i], x[2i+1]) by pos * theta_i ------ */
 
-static void rope_tables(gl_ctx *c, int pos0, int nb)
+static void rope_tables(gl_ctx *c, int nb)
 {
     const gl_config *cfg = &c->m->cfg;
     const int half = cfg->rope_dim / 2;
     for (int b = 0; b < nb; b++) {
-        const double p = (double)(pos0 + b) * cfg->rope_freq_scale;
+        const double p = (double)c->row_pos[b] * cfg->rope_freq_scale;
         float *cs = c->rope_cs + (size_t)b * cfg->rope_dim;
         for (int i = 0; i < half; i++) {
             const double th = p * c->rope_inv_freq[i];
@@ -40,26 +40,23 @@ static void rope(float *v, int n_heads, int head_dim, int rope_dim, const float 
 
 /* ---- the forward pass ---------------------------------------------------- */
 
-gl_status gl_forward_llama(gl_ctx *c, const int32_t *tokens, int nb, float *logits, int first_row,
-                     gl_error *err)
+gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
 {
     const gl_model *m = c->m;
     const gl_config *cfg = &m->cfg;
     const gl_kernels *k = c->k;
     const int dim = cfg->dim, hd = cfg->head_dim;
     const int q_dim = cfg->n_heads * hd, kv_dim = cfg->n_kv_heads * hd;
-    const int pos0 = c->pos;
+    const int nb = batch->n;
+    (void)err;
 
     for (int b = 0; b < nb; b++) {
-        if (tokens[b] < 0 || tokens[b] >= cfg->n_vocab)
-            return gl_fail(err, GL_ERR_ARG, "token id %d is out of range [0, %d)", tokens[b],
-                           cfg->n_vocab);
         const gl_weight *e = &m->tok_embd;
-        k->dequant[e->type]((const char *)e->data + (size_t)tokens[b] * e->row_bytes,
+        k->dequant[e->type]((const char *)e->data + (size_t)batch->tokens[b] * e->row_bytes,
                             c->x + (size_t)b * dim, dim);
     }
-    rope_tables(c, pos0, nb);
-    gl_kv_plan(c, pos0, nb);
+    rope_tables(c, nb);
+    gl_kv_plan(c, nb);
 
     for (int l = 0; l < cfg->n_layers; l++) {
         const gl_layer *L = &m->layers[l];
@@ -78,7 +75,7 @@ gl_status gl_forward_llama(gl_ctx *c, const int32_t *tokens, int nb, float *logi
                             kv_dim);
         }
         gl_attention(c, l, nb);
-        gl_kv_store_chunk(c, l, pos0, nb);
+        gl_kv_store_chunk(c, l, nb);
 
         gl_matmul3(c, c->att, q_dim, nb, &L->wo, c->xb, NULL, NULL, NULL, NULL);
         for (size_t i = 0; i < (size_t)nb * dim; i++)
@@ -95,14 +92,13 @@ gl_status gl_forward_llama(gl_ctx *c, const int32_t *tokens, int nb, float *logi
         for (size_t i = 0; i < (size_t)nb * dim; i++)
             c->x[i] += c->xb[i];
     }
-    c->pos += nb;
 
-    if (logits && first_row < nb) {
-        const int rows = nb - first_row;
-        for (int b = first_row; b < nb; b++)
-            k->rmsnorm(c->xb + (size_t)(b - first_row) * dim, c->x + (size_t)b * dim,
-                       m->output_norm, dim, cfg->norm_eps);
-        gl_matmul3(c, c->xb, dim, rows, &m->output, logits, NULL, NULL, NULL, NULL);
-    }
+    /* logits only for the rows someone samples from */
+    for (int i = 0; i < batch->n_out; i++)
+        k->rmsnorm(c->xb + (size_t)i * dim, c->x + (size_t)batch->out_rows[i] * dim,
+                   m->output_norm, dim, cfg->norm_eps);
+    if (batch->n_out > 0)
+        gl_matmul3(c, c->xb, dim, batch->n_out, &m->output, batch->logits, NULL, NULL, NULL,
+                   NULL);
     return GL_OK;
 }

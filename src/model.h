@@ -10,10 +10,9 @@
 struct gl_tokenizer;
 struct gl_ctx;
 
-/* An architecture's forward pass: nb tokens at c->pos.., logits for rows
- * first_row..nb-1, then c->pos += nb. */
-typedef gl_status (*gl_forward_fn)(struct gl_ctx *c, const int32_t *tokens, int nb,
-                                   float *logits, int first_row, gl_error *err);
+/* An architecture's forward pass over a batch (see gl_batch in context.h). */
+struct gl_batch;
+typedef gl_status (*gl_forward_fn)(struct gl_ctx *c, const struct gl_batch *b, gl_error *err);
 
 #define GL_MAX_LAYERS 512
 

@@ -1,0 +1,602 @@
+/* Continuous batching: many generation loops share one engine. Each step
+ * admits waiting requests while cache slots are free, builds one batch from
+ * every running sequence's next token plus chunks of pending prompts (up to
+ * a per-step token budget, so a long prompt never stalls running decodes),
+ * runs one forward pass over it — every weight block is read once per step,
+ * not once per sequence — and samples each sequence with its own parameters
+ * and RNG.
+ *
+ * A request's output depends only on its own inputs and seed: the kernels
+ * compute each row independently with a fixed reduction order, attention
+ * reads only the sequence's own cache, and each request owns its sampler.
+ * gl_generate runs through this same code with one slot, so `genloop run`
+ * and `genloop batch` agree token for token. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "context.h"
+#include "error.h"
+#include "tokenizer.h"
+
+enum req_state { REQ_WAITING, REQ_PREFILL, REQ_DECODE, REQ_DONE };
+
+typedef struct gl_req {
+    int64_t id;
+    enum req_state state;
+    int slot;
+    /* parameters */
+    int n_predict;
+    bool ring;
+    bool crop;  /* recompute the last `block` tokens once the history outgrows them */
+    int block;  /* positions the sequence may use                               */
+    char **stops;
+    int n_stops;
+    size_t max_stop;
+    gl_token_cb cb;
+    void *user;
+    /* tokens: the prompt, then generated ids */
+    int32_t *toks;
+    int n_prompt, n_toks, cap_toks;
+    int win_start; /* toks index at cache position 0 (crop moves it)            */
+    int n_fed;     /* toks[..n_fed) are in the cache                            */
+    gl_sampler *smp;
+    /* text */
+    gl_detok detok;
+    char *text;
+    size_t text_len, text_cap, emitted;
+    gl_stop_reason stop;
+    double t_submit, t_first, t_done, prefill_ms, decode_ms;
+} gl_req;
+
+struct gl_engine {
+    gl_model *m;
+    gl_ctx *c;
+    bool own_ctx;
+    int max_seqs, budget, n_vocab;
+    gl_req **reqs; /* live requests in submission order */
+    int n_reqs, cap_reqs;
+    int64_t next_id;
+    bool *slot_busy;
+    /* one batch, allocated once */
+    int32_t *b_tok;
+    int *b_seq, *b_out;
+    gl_req **b_out_req;
+    float *b_logits;
+    char tmp[256];
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+gl_engine_params gl_engine_default_params(void)
+{
+    return (gl_engine_params){ .max_seqs = 8, .n_ctx = 0, .n_keep = 0, .n_threads = 0,
+                               .max_batch_tokens = 256 };
+}
+
+gl_request gl_request_default(void)
+{
+    return (gl_request){ .n_predict = 256, .ring = true, .context_policy = GL_CTX_POLICY_AUTO,
+                         .sampling = gl_sampler_default_params(), .add_bos = -1 };
+}
+
+static gl_status engine_alloc(gl_engine *e, gl_error *err)
+{
+    const int rows = e->budget + e->max_seqs;
+    e->slot_busy = calloc((size_t)e->max_seqs, sizeof *e->slot_busy);
+    e->b_tok = malloc(sizeof *e->b_tok * (size_t)rows);
+    e->b_seq = malloc(sizeof *e->b_seq * (size_t)rows);
+    e->b_out = malloc(sizeof *e->b_out * (size_t)rows);
+    e->b_out_req = malloc(sizeof *e->b_out_req * (size_t)rows);
+    e->b_logits = malloc(sizeof *e->b_logits * (size_t)e->max_seqs * (size_t)e->n_vocab);
+    if (!e->slot_busy || !e->b_tok || !e->b_seq || !e->b_out || !e->b_out_req || !e->b_logits)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory for the engine's batch");
+    return GL_OK;
+}
+
+/* An engine over an existing context: its sequence slots are the engine's. */
+static gl_status engine_on_ctx(gl_engine **out, gl_ctx *c, int budget, gl_error *err)
+{
+    gl_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory");
+    e->m = c->m;
+    e->c = c;
+    e->max_seqs = c->n_seq;
+    e->budget = budget < c->n_batch - c->n_seq ? budget : c->n_batch - c->n_seq;
+    if (e->budget < 1)
+        e->budget = 1;
+    e->n_vocab = c->m->cfg.n_vocab;
+    e->next_id = 1;
+    gl_status st = engine_alloc(e, err);
+    if (st) {
+        gl_engine_free(e);
+        return st;
+    }
+    *out = e;
+    return GL_OK;
+}
+
+gl_status gl_engine_create(gl_engine **out, gl_model *m, const gl_engine_params *params,
+                           gl_error *err)
+{
+    *out = NULL;
+    gl_engine_params p = params ? *params : gl_engine_default_params();
+    if (p.max_seqs < 1 || p.max_seqs > 4096)
+        return gl_fail(err, GL_ERR_ARG, "max_seqs %d is out of range [1, 4096]", p.max_seqs);
+    if (p.max_batch_tokens < 1 || p.max_batch_tokens > 65536)
+        return gl_fail(err, GL_ERR_ARG, "max_batch_tokens %d is out of range [1, 65536]",
+                       p.max_batch_tokens);
+    gl_ctx_params cp = gl_ctx_default_params();
+    cp.n_ctx = p.n_ctx;
+    cp.n_keep = p.n_keep;
+    cp.n_threads = p.n_threads;
+    cp.n_seq = p.max_seqs;
+    cp.n_batch = p.max_batch_tokens + p.max_seqs;
+    gl_ctx *c;
+    gl_status st = gl_ctx_create(&c, m, &cp, err);
+    if (st)
+        return st;
+    if ((st = engine_on_ctx(out, c, p.max_batch_tokens, err))) {
+        gl_ctx_free(c);
+        return st;
+    }
+    (*out)->own_ctx = true;
+    return GL_OK;
+}
+
+static void req_free(gl_req *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->n_stops; i++)
+        free(r->stops[i]);
+    free(r->stops);
+    free(r->toks);
+    free(r->text);
+    gl_sampler_free(r->smp);
+    free(r);
+}
+
+void gl_engine_free(gl_engine *e)
+{
+    if (!e)
+        return;
+    for (int i = 0; i < e->n_reqs; i++)
+        req_free(e->reqs[i]);
+    free(e->reqs);
+    free(e->slot_busy);
+    free(e->b_tok);
+    free(e->b_seq);
+    free(e->b_out);
+    free(e->b_out_req);
+    free(e->b_logits);
+    if (e->own_ctx)
+        gl_ctx_free(e->c);
+    free(e);
+}
+
+static gl_req *find(const gl_engine *e, int64_t id)
+{
+    for (int i = 0; i < e->n_reqs; i++)
+        if (e->reqs[i]->id == id)
+            return e->reqs[i];
+    return NULL;
+}
+
+static bool append_tok(gl_req *r, int32_t t)
+{
+    if (r->n_toks == r->cap_toks) {
+        int nc = r->cap_toks ? r->cap_toks * 2 : 64;
+        int32_t *nt = realloc(r->toks, sizeof *nt * (size_t)nc);
+        if (!nt)
+            return false;
+        r->toks = nt;
+        r->cap_toks = nc;
+    }
+    r->toks[r->n_toks++] = t;
+    return true;
+}
+
+static bool append_text(gl_req *r, const char *s, size_t n)
+{
+    if (r->text_len + n + 1 > r->text_cap) {
+        size_t nc = (r->text_cap ? r->text_cap * 2 : 256) + n;
+        char *nt = realloc(r->text, nc);
+        if (!nt)
+            return false;
+        r->text = nt;
+        r->text_cap = nc;
+    }
+    memcpy(r->text + r->text_len, s, n);
+    r->text_len += n;
+    r->text[r->text_len] = '\0';
+    return true;
+}
+
+gl_status gl_engine_submit(gl_engine *e, const gl_request *rq, int64_t *id, gl_error *err)
+{
+    const gl_model *m = e->m;
+    gl_req *r = calloc(1, sizeof *r);
+    if (!r)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory");
+    gl_status st = GL_OK;
+    r->slot = -1;
+    r->n_predict = rq->n_predict;
+    r->ring = rq->ring;
+    r->cb = rq->on_token;
+    r->user = rq->user;
+    r->t_submit = now_ms();
+    gl_detok_init(&r->detok);
+
+    /* Learned positions end at n_pos: the usable context is capped there. */
+    const int n_pos = m->cfg.n_pos_learned, n_ctx = e->c->n_ctx;
+    r->block = n_pos > 0 && n_pos < n_ctx ? n_pos : n_ctx;
+    int policy = rq->context_policy;
+    if (policy == GL_CTX_POLICY_AUTO)
+        policy = n_pos > 0 ? GL_CTX_POLICY_CROP : GL_CTX_POLICY_RING;
+    if (policy != GL_CTX_POLICY_RING && policy != GL_CTX_POLICY_CROP) {
+        st = gl_fail(err, GL_ERR_ARG, "invalid context policy %d", rq->context_policy);
+        goto fail;
+    }
+    if (policy == GL_CTX_POLICY_RING && n_pos > 0) {
+        st = gl_fail(err, GL_ERR_ARG, "the ring context policy cannot run '%s': its %d "
+                     "positions are learned (position_embd), so a sliding window past them "
+                     "is not exact; use the crop policy", m->arch, n_pos);
+        goto fail;
+    }
+    r->crop = r->ring && policy == GL_CTX_POLICY_CROP;
+
+    if (rq->prompt_tokens) {
+        for (int i = 0; i < rq->n_prompt_tokens; i++) {
+            if (rq->prompt_tokens[i] < 0 || rq->prompt_tokens[i] >= e->n_vocab) {
+                st = gl_fail(err, GL_ERR_ARG, "prompt token %d (#%d) is out of range [0, %d)",
+                             rq->prompt_tokens[i], i, e->n_vocab);
+                goto fail;
+            }
+            if (!append_tok(r, rq->prompt_tokens[i]))
+                goto nomem;
+        }
+    } else {
+        const char *text = rq->prompt ? rq->prompt : "";
+        const size_t len = rq->prompt ? (rq->prompt_len ? rq->prompt_len : strlen(text)) : 0;
+        const bool bos = rq->add_bos < 0 ? gl_tokenizer_add_bos(m->tok) : rq->add_bos != 0;
+        int n = gl_tokenizer_encode(m->tok, text, len, bos, NULL, 0, err);
+        if (n < 0) {
+            st = err ? err->code : GL_ERR_ARG;
+            goto fail;
+        }
+        r->toks = malloc(sizeof *r->toks * (size_t)(n > 0 ? n : 1));
+        if (!r->toks)
+            goto nomem;
+        r->cap_toks = n > 0 ? n : 1;
+        r->n_toks = gl_tokenizer_encode(m->tok, text, len, bos, r->toks, n, err);
+    }
+    r->n_prompt = r->n_toks;
+    if (r->n_prompt < 1) {
+        st = gl_fail(err, GL_ERR_ARG, "the prompt has no tokens (empty text and no BOS)");
+        goto fail;
+    }
+    if (!r->ring && r->n_prompt > r->block) {
+        st = gl_fail(err, GL_ERR_ARG, "the prompt has %d tokens but the context holds %d",
+                     r->n_prompt, r->block);
+        goto fail;
+    }
+    if (r->crop && r->n_prompt > r->block) {
+        r->win_start = r->n_prompt - r->block; /* idx_cond = idx[-block:] */
+        r->n_fed = r->win_start;
+    }
+    if ((st = gl_sampler_create(&r->smp, e->n_vocab, &rq->sampling, err)))
+        goto fail;
+    if (rq->n_stops > 0) {
+        r->stops = calloc((size_t)rq->n_stops, sizeof *r->stops);
+        if (!r->stops)
+            goto nomem;
+        for (int i = 0; i < rq->n_stops; i++) {
+            size_t n = strlen(rq->stops[i]);
+            if (n == 0)
+                continue;
+            if (!(r->stops[r->n_stops] = strdup(rq->stops[i])))
+                goto nomem;
+            r->n_stops++;
+            r->max_stop = n > r->max_stop ? n : r->max_stop;
+        }
+    }
+    if (!append_text(r, "", 0))
+        goto nomem;
+    if (e->n_reqs == e->cap_reqs) {
+        int nc = e->cap_reqs ? e->cap_reqs * 2 : 16;
+        gl_req **nr = realloc(e->reqs, sizeof *nr * (size_t)nc);
+        if (!nr)
+            goto nomem;
+        e->reqs = nr;
+        e->cap_reqs = nc;
+    }
+    r->id = e->next_id++;
+    e->reqs[e->n_reqs++] = r;
+    if (id)
+        *id = r->id;
+    return GL_OK;
+nomem:
+    st = gl_fail(err, GL_ERR_NOMEM, "out of memory");
+fail:
+    req_free(r);
+    return st;
+}
+
+static void finish(gl_engine *e, gl_req *r, gl_stop_reason why)
+{
+    r->stop = why;
+    r->state = REQ_DONE;
+    r->t_done = now_ms();
+    if (why != GL_STOP_STRING) {
+        int n = gl_detok_flush(&r->detok, e->tmp, sizeof e->tmp);
+        if (n > 0)
+            append_text(r, e->tmp, (size_t)n);
+    }
+    if (r->cb && r->text_len > r->emitted)
+        r->cb(r->user, -1, r->text + r->emitted, r->text_len - r->emitted);
+    r->emitted = r->text_len;
+    if (r->slot >= 0)
+        e->slot_busy[r->slot] = false;
+    r->slot = -1;
+}
+
+/* Longest suffix of the text that could still grow into a stop string. */
+static size_t held_back(const gl_req *r)
+{
+    size_t keep = 0;
+    for (int i = 0; i < r->n_stops; i++) {
+        const size_t sl = strlen(r->stops[i]);
+        for (size_t k = sl - 1; k > keep; k--)
+            if (k <= r->text_len && memcmp(r->text + r->text_len - k, r->stops[i], k) == 0) {
+                keep = k;
+                break;
+            }
+    }
+    return keep;
+}
+
+/* The stop-string check: the text never shows a stop string, and text that
+ * might be the start of one is held back until it is decided. */
+static bool check_stops(gl_engine *e, gl_req *r, int32_t tok)
+{
+    const size_t from = r->emitted > r->max_stop ? r->emitted - r->max_stop : 0;
+    size_t cut = SIZE_MAX;
+    for (int i = 0; i < r->n_stops; i++) {
+        const char *hit = r->text_len > from ? strstr(r->text + from, r->stops[i]) : NULL;
+        if (hit && (size_t)(hit - r->text) < cut)
+            cut = (size_t)(hit - r->text);
+    }
+    if (cut != SIZE_MAX) {
+        r->text_len = cut < r->emitted ? r->emitted : cut;
+        r->text[r->text_len] = '\0';
+        finish(e, r, GL_STOP_STRING);
+        return true;
+    }
+    const size_t safe = r->text_len - held_back(r);
+    if (safe > r->emitted || !r->n_stops) {
+        bool go_on = !r->cb || r->cb(r->user, tok, r->text + r->emitted, safe - r->emitted);
+        r->emitted = safe;
+        if (!go_on) {
+            finish(e, r, GL_STOP_CALLBACK);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Samples the next token of r from its logits and applies every stop rule,
+ * in the order a single generation loop would. */
+static void advance(gl_engine *e, gl_req *r, float *logits)
+{
+    const int n_gen = r->n_toks - r->n_prompt;
+    if (r->n_predict >= 0 && n_gen >= r->n_predict) {
+        finish(e, r, GL_STOP_LENGTH);
+        return;
+    }
+    const int32_t tok = gl_sampler_sample(r->smp, logits, r->toks, r->n_toks);
+    if (r->t_first == 0)
+        r->t_first = now_ms();
+    if (tok == gl_tokenizer_eos(e->m->tok)) {
+        finish(e, r, GL_STOP_EOS);
+        return;
+    }
+    int len = gl_tokenizer_detok_push(e->m->tok, &r->detok, tok, e->tmp, sizeof e->tmp);
+    if (!append_tok(r, tok) || !append_text(r, e->tmp, (size_t)len)) {
+        finish(e, r, GL_STOP_CALLBACK);
+        return;
+    }
+    if (check_stops(e, r, tok))
+        return;
+    if (r->n_predict >= 0 && r->n_toks - r->n_prompt >= r->n_predict) {
+        finish(e, r, GL_STOP_LENGTH);
+        return;
+    }
+    if (!r->ring && r->n_toks - 1 >= r->block) {
+        finish(e, r, GL_STOP_CONTEXT);
+        return;
+    }
+    r->state = REQ_DECODE;
+}
+
+gl_status gl_engine_step(gl_engine *e, gl_error *err)
+{
+    gl_ctx *c = e->c;
+    /* admit in arrival order while slots are free */
+    for (int i = 0; i < e->n_reqs; i++) {
+        gl_req *r = e->reqs[i];
+        if (r->state != REQ_WAITING)
+            continue;
+        int slot = -1;
+        for (int s = 0; s < e->max_seqs && slot < 0; s++)
+            if (!e->slot_busy[s])
+                slot = s;
+        if (slot < 0)
+            break;
+        e->slot_busy[slot] = true;
+        r->slot = slot;
+        r->state = REQ_PREFILL;
+        gl_ctx_seq_reset(c, slot);
+    }
+
+    /* decodes first, one row each; then prompt chunks within the budget */
+    int n = 0, n_out = 0, budget = e->budget;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < e->n_reqs; i++) {
+            gl_req *r = e->reqs[i];
+            if (r->state != (pass == 0 ? REQ_DECODE : REQ_PREFILL))
+                continue;
+            if (r->crop && r->n_toks - r->win_start > r->block) {
+                /* idx_cond = idx[-block:]: recompute the window from position 0 */
+                r->win_start = r->n_toks - r->block;
+                r->n_fed = r->win_start;
+                r->state = REQ_PREFILL;
+                gl_ctx_seq_reset(c, r->slot);
+                if (pass == 0)
+                    continue; /* fed as a prompt chunk in the second pass */
+            }
+            int take = r->n_toks - r->n_fed;
+            if (pass == 1) {
+                if (budget <= 0)
+                    break;
+                take = take < budget ? take : budget;
+                budget -= take;
+            }
+            for (int k = 0; k < take; k++) {
+                e->b_tok[n] = r->toks[r->n_fed + k];
+                e->b_seq[n] = r->slot;
+                n++;
+            }
+            r->n_fed += take;
+            if (r->n_fed == r->n_toks) {
+                e->b_out[n_out] = n - 1;
+                e->b_out_req[n_out++] = r;
+            }
+        }
+    }
+    if (n == 0)
+        return GL_OK;
+    double t0 = now_ms();
+    gl_batch b = { .tokens = e->b_tok, .seq = e->b_seq, .n = n, .out_rows = e->b_out,
+                   .n_out = n_out, .logits = e->b_logits };
+    gl_status st = gl_ctx_forward(c, &b, err);
+    if (st)
+        return st;
+    double dt = now_ms() - t0;
+    for (int i = 0; i < n_out; i++) {
+        gl_req *r = e->b_out_req[i];
+        if (r->state == REQ_PREFILL)
+            r->prefill_ms += dt;
+        else
+            r->decode_ms += dt;
+        advance(e, r, e->b_logits + (size_t)i * e->n_vocab);
+    }
+    return GL_OK;
+}
+
+bool gl_engine_busy(const gl_engine *e)
+{
+    for (int i = 0; i < e->n_reqs; i++)
+        if (e->reqs[i]->state != REQ_DONE)
+            return true;
+    return false;
+}
+
+gl_status gl_engine_cancel(gl_engine *e, int64_t id)
+{
+    gl_req *r = find(e, id);
+    if (!r)
+        return GL_ERR_ARG;
+    if (r->state != REQ_DONE)
+        finish(e, r, GL_STOP_CANCELLED);
+    return GL_OK;
+}
+
+gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *out)
+{
+    const gl_req *r = find(e, id);
+    if (!r)
+        return GL_ERR_ARG;
+    *out = (gl_request_status){
+        .finished = r->state == REQ_DONE,
+        .running = r->state == REQ_PREFILL || r->state == REQ_DECODE,
+        .stop = r->stop,
+        .prompt_tokens = r->toks,
+        .n_prompt = r->n_prompt,
+        .tokens = r->toks + r->n_prompt,
+        .n_generated = r->n_toks - r->n_prompt,
+        .text = r->text,
+        .text_len = r->text_len,
+        .queue_ms = 0,
+        .prefill_ms = r->prefill_ms,
+        .decode_ms = r->decode_ms,
+        .latency_ms = r->state == REQ_DONE ? r->t_done - r->t_submit : now_ms() - r->t_submit,
+        .ttft_ms = r->t_first > 0 ? r->t_first - r->t_submit : 0,
+    };
+    return GL_OK;
+}
+
+void gl_engine_release(gl_engine *e, int64_t id)
+{
+    for (int i = 0; i < e->n_reqs; i++) {
+        if (e->reqs[i]->id != id)
+            continue;
+        gl_req *r = e->reqs[i];
+        if (r->slot >= 0)
+            e->slot_busy[r->slot] = false;
+        req_free(r);
+        memmove(e->reqs + i, e->reqs + i + 1, sizeof *e->reqs * (size_t)(e->n_reqs - i - 1));
+        e->n_reqs--;
+        return;
+    }
+}
+
+/* ---- the single-sequence loop, through the same machinery ---------------- */
+
+gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt, const gl_gen_params *p,
+                      gl_token_cb cb, void *user, int32_t *out_tokens, int cap,
+                      gl_gen_result *res, gl_error *err)
+{
+    gl_gen_params gp = p ? *p : gl_gen_default_params();
+    *res = (gl_gen_result){ .n_prompt = n_prompt };
+    if (n_prompt < 1)
+        return gl_fail(err, GL_ERR_ARG, "the prompt has no tokens");
+    gl_engine *e;
+    gl_status st = engine_on_ctx(&e, c, c->n_batch - c->n_seq, err);
+    if (st)
+        return st;
+    gl_request rq = gl_request_default();
+    rq.prompt_tokens = prompt;
+    rq.n_prompt_tokens = n_prompt;
+    rq.n_predict = gp.n_predict;
+    rq.ring = gp.ring;
+    rq.context_policy = gp.context_policy;
+    rq.sampling = gp.sampling;
+    rq.stops = gp.stops;
+    rq.n_stops = gp.n_stops;
+    rq.on_token = cb;
+    rq.user = user;
+    int64_t id;
+    if ((st = gl_engine_submit(e, &rq, &id, err)))
+        goto out;
+    while (gl_engine_busy(e))
+        if ((st = gl_engine_step(e, err)))
+            goto out;
+    gl_request_status rs;
+    gl_engine_status(e, id, &rs);
+    for (int i = 0; i < rs.n_generated && i < cap; i++)
+        out_tokens[i] = rs.tokens[i];
+    res->n_generated = rs.n_generated;
+    res->stop = rs.stop;
+    res->prefill_ms = rs.prefill_ms;
+    res->decode_ms = rs.decode_ms;
+out:
+    gl_engine_free(e);
+    return st;
+}
