@@ -297,6 +297,14 @@ GL_API gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_sta
 /* Forgets a request (finished or not) and frees what it holds. */
 GL_API void gl_engine_release(gl_engine *e, int64_t id);
 
+/* Totals since creation; a step's time is split between prompt and decode
+ * rows in proportion to their counts. */
+typedef struct gl_engine_stats {
+    uint64_t steps, prefill_tokens, decode_tokens;
+    double prefill_ms, decode_ms;
+} gl_engine_stats;
+GL_API void gl_engine_get_stats(const gl_engine *e, gl_engine_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -170,5 +170,10 @@ static void attn_worker(void *arg, int ith, int nth)
 void gl_attention(gl_ctx *c, int layer, int nb)
 {
     attn_task at = { .c = c, .layer = layer, .nb = nb };
-    gl_threadpool_run(c->pool, attn_worker, &at);
+    const gl_config *cfg = &c->m->cfg;
+    double work = 0;
+    for (int b = 0; b < nb; b++)
+        for (int r = 0; r < c->n_runs[b]; r++)
+            work += 2.0 * c->runs[b * GL_MAX_RUNS + r].n * cfg->head_dim * cfg->n_heads;
+    gl_threadpool_run_sized(c->pool, attn_worker, &at, work);
 }

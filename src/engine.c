@@ -63,6 +63,7 @@ struct gl_engine {
     int *b_seq, *b_out;
     gl_req **b_out_req;
     float *b_logits;
+    gl_engine_stats stats;
     char tmp[256];
 };
 
@@ -446,7 +447,7 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
     }
 
     /* decodes first, one row each; then prompt chunks within the budget */
-    int n = 0, n_out = 0, budget = e->budget;
+    int n = 0, n_out = 0, budget = e->budget, n_decode = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < e->n_reqs; i++) {
             gl_req *r = e->reqs[i];
@@ -467,6 +468,8 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
                     break;
                 take = take < budget ? take : budget;
                 budget -= take;
+            } else {
+                n_decode += take;
             }
             for (int k = 0; k < take; k++) {
                 e->b_tok[n] = r->toks[r->n_fed + k];
@@ -489,6 +492,11 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
     if (st)
         return st;
     double dt = now_ms() - t0;
+    e->stats.steps++;
+    e->stats.decode_tokens += (uint64_t)n_decode;
+    e->stats.prefill_tokens += (uint64_t)(n - n_decode);
+    e->stats.decode_ms += dt * n_decode / n;
+    e->stats.prefill_ms += dt * (n - n_decode) / n;
     for (int i = 0; i < n_out; i++) {
         gl_req *r = e->b_out_req[i];
         if (r->state == REQ_PREFILL)
@@ -498,6 +506,11 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
         advance(e, r, e->b_logits + (size_t)i * e->n_vocab);
     }
     return GL_OK;
+}
+
+void gl_engine_get_stats(const gl_engine *e, gl_engine_stats *st)
+{
+    *st = e->stats;
 }
 
 bool gl_engine_busy(const gl_engine *e)

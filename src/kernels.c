@@ -130,15 +130,14 @@ gl_status gl_kernels_init(gl_kernels *k, const char *backend, gl_error *err)
         return st;
     gl_kernels_init_generic(k);
     find_backend(backend)->init(k);
-    /* Repack only where the backend multiplies the packed layout at least
-     * as specifically as plain rows (see gl_kernels.repack). */
+    /* Loaders repack only for a backend with its own packed kernel (see
+     * gl_kernels.repack): generic's packed kernels are references, slower
+     * than its plain-row ones, and must never replace a SIMD plain one. */
     gl_kernels gen;
     gl_kernels_init_generic(&gen);
     for (int t = 0; t < GGUF_T_COUNT; t++) {
         const int l = k->repack[t].layout;
-        if (k->repack[t].fn && k->matmul[t] != gen.matmul[t] &&
-            k->matmul_packed[l] == gen.matmul_packed[l])
-            k->repack[t].fn = NULL;
+        k->repack[t].use = k->repack[t].fn && k->matmul_packed[l] != gen.matmul_packed[l];
     }
     return GL_OK;
 }

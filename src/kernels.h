@@ -16,6 +16,7 @@
 #ifndef GENLOOP_SRC_KERNELS_H
 #define GENLOOP_SRC_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -120,16 +121,19 @@ typedef struct gl_kernels {
     gl_matmul_fn matmul[GGUF_T_COUNT];   /* NULL: type not supported     */
     gl_dequant_fn dequant[GGUF_T_COUNT];
     uint8_t act_type[GGUF_T_COUNT];      /* GGUF_T_F32 or GGUF_T_Q8_0    */
-    /* Load-time repacking: repack[t].fn (NULL: keep GGUF rows) turns a
-     * plain matrix of type t into layout repack[t].layout, groups of
-     * repack[t].rows rows; matmul_packed[layout] multiplies it (same
+    /* Load-time repacking: repack[t].fn (NULL: no packed layout for t)
+     * turns a plain matrix of type t into layout repack[t].layout, groups
+     * of repack[t].rows rows; matmul_packed[layout] multiplies it (same
      * activation format as act_type[t]); unpack[layout] inverts it.
-     * Generic fills all of them. gl_kernels_init drops repack[t] for a
-     * backend that overrides matmul[t] but not matmul_packed[layout]: a
-     * scalar packed kernel must never replace a SIMD plain one. */
+     * Generic fills all of them. repack[t].use, set by gl_kernels_init,
+     * tells loaders whether to repack: only when the backend overrides
+     * matmul_packed[layout] (generic's packed kernels are the reference,
+     * slower than generic's plain ones, and a backend's SIMD plain kernel
+     * must never give way to them). */
     struct {
         gl_repack_fn fn;
         uint8_t layout, rows;
+        bool use;
     } repack[GGUF_T_COUNT];
     gl_matmul_fn matmul_packed[GL_LAYOUT_COUNT];
     gl_unpack_fn unpack[GL_LAYOUT_COUNT];

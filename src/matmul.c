@@ -83,6 +83,9 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
     for (int i = 0; i < 3; i++)
         if (ws[i])
             t.jobs[t.n_jobs++] = make_job(c, &a, ws[i], ys[i], (size_t)ws[i]->n_out);
-    gl_threadpool_run(c->pool, mm_worker, &t);
+    double work = 0;
+    for (int j = 0; j < t.n_jobs; j++)
+        work += (double)t.jobs[j].w->n_in * t.jobs[j].w->n_out * nb;
+    gl_threadpool_run_sized(c->pool, mm_worker, &t, work);
 }
 

@@ -14,9 +14,7 @@
  * by row (dequant[type] of one row per token), so it keeps its GGUF
  * layout, and so does the output matrix when it is the embedding (tied):
  * the tied product then runs on the plain-row kernel. */
-#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -26,30 +24,6 @@
 #include "threadpool.h"
 
 enum { MAX_PACK = 16 * GL_MAX_LAYERS + 1, ARENA_ALIGN = 1 << 21 };
-
-typedef struct pack_job {
-    const gl_kernels *k;
-    const gl_weight *w;
-    void *dst;
-    int groups;
-} pack_job;
-
-static void pack_worker(void *arg, int ith, int nth)
-{
-    const pack_job *j = arg;
-    int g0, g1;
-    gl_split_range(j->groups, 1, ith, nth, &g0, &g1);
-    if (g0 < g1)
-        j->k->repack[j->w->type].fn(j->dst, j->w->data, j->w->row_bytes, j->w->n_in,
-                                    j->w->n_out, g0, g1);
-}
-
-static bool packable(const gl_model *m, const gl_weight *w)
-{
-    return w->data && w->layout == GL_LAYOUT_PLAIN && w->type < GGUF_T_COUNT &&
-           m->k.repack[w->type].fn && w->n_in % 32 == 0 && w->n_out > 0 &&
-           w->data != m->tok_embd.data;
-}
 
 /* the file pages wholly inside [p, p + n) leave this process */
 static void drop_pages(const void *p, size_t n)
@@ -61,21 +35,59 @@ static void drop_pages(const void *p, size_t n)
         madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
+typedef struct pack_job {
+    const gl_kernels *k;
+    gl_weight **ws;
+    void **dst;
+    int n;
+} pack_job;
+
+/* One parallel region for the whole model: each thread repacks its share
+ * of the groups of every matrix (one barrier in all). */
+static void pack_worker(void *arg, int ith, int nth)
+{
+    const pack_job *j = arg;
+    for (int i = 0; i < j->n; i++) {
+        const gl_weight *w = j->ws[i];
+        const int rows = j->k->repack[w->type].rows;
+        int g0, g1;
+        gl_split_range((w->n_out + rows - 1) / rows, 1, ith, nth, &g0, &g1);
+        if (g0 >= g1)
+            continue;
+        j->k->repack[w->type].fn(j->dst[i], w->data, w->row_bytes, w->n_in, w->n_out, g0, g1);
+        /* this thread's source rows are done with: drop them now, so the
+         * file and its copy are never both resident */
+        const size_t ra = (size_t)g0 * rows, rb = (size_t)g1 * rows < (size_t)w->n_out
+                                                    ? (size_t)g1 * rows : (size_t)w->n_out;
+        drop_pages((const char *)w->data + ra * w->row_bytes, (rb - ra) * w->row_bytes);
+    }
+}
+
+static bool packable(const gl_model *m, const gl_weight *w, bool all)
+{
+    return w->data && w->layout == GL_LAYOUT_PLAIN && w->type < GGUF_T_COUNT &&
+           m->k.repack[w->type].fn && (all || m->k.repack[w->type].use) && w->n_in % 32 == 0 &&
+           w->n_out > 0 && w->data != m->tok_embd.data;
+}
+
 gl_status gl_model_repack(gl_model *m, gl_error *err)
 {
+    /* GENLOOP_REPACK=0: never (A/B measurements); =all: also where only
+     * generic's packed kernels exist (tests of the packed path) */
     const char *env = getenv("GENLOOP_REPACK");
     if (env && !strcmp(env, "0"))
         return GL_OK;
+    const bool all = env && !strcmp(env, "all");
 
-    if (getenv("GENLOOP_REPACK_DEBUG")) {
-        struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
-        fprintf(stderr, "repack start at %.3f\n", ts.tv_sec + ts.tv_nsec * 1e-9);
-    }
     gl_weight **ws = malloc(MAX_PACK * sizeof *ws);
-    if (!ws)
+    void **dst = malloc(MAX_PACK * sizeof *dst);
+    if (!ws || !dst) {
+        free(ws);
+        free(dst);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory");
+    }
     int nw = 0;
-#define ADD(x) do { if (nw < MAX_PACK && packable(m, &(x))) ws[nw++] = &(x); } while (0)
+#define ADD(x) do { if (nw < MAX_PACK && packable(m, &(x), all)) ws[nw++] = &(x); } while (0)
     for (int l = 0; m->layers && l < m->cfg.n_layers; l++) {
         gl_layer *L = &m->layers[l];
         ADD(L->wq); ADD(L->wk); ADD(L->wv); ADD(L->wo);
@@ -89,6 +101,7 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
 #undef ADD
     if (nw == 0) {
         free(ws);
+        free(dst);
         return GL_OK;
     }
 
@@ -103,6 +116,7 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
     void *arena = aligned_alloc(ARENA_ALIGN, cap);
     if (!arena) {
         free(ws);
+        free(dst);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory repacking weights (%zu MB)",
                        total >> 20);
     }
@@ -111,28 +125,29 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
     if (st) {
         free(arena);
         free(ws);
+        free(dst);
         return st;
     }
     size_t off = 0;
     for (int i = 0; i < nw; i++) {
-        gl_weight *w = ws[i];
+        const gl_weight *w = ws[i];
         const int rows = m->k.repack[w->type].rows;
-        const int groups = (w->n_out + rows - 1) / rows;
-        pack_job j = { .k = &m->k, .w = w, .dst = (char *)arena + off, .groups = groups };
-        gl_threadpool_run(pool, pack_worker, &j);
-        drop_pages(w->data, w->row_bytes * (size_t)w->n_out);
-        w->data = j.dst;
-        w->group_bytes = (size_t)rows * w->row_bytes;
-        w->layout = m->k.repack[w->type].layout;
-        off += (size_t)groups * w->group_bytes;
+        dst[i] = (char *)arena + off;
+        off += (size_t)(w->n_out + rows - 1) / (size_t)rows * rows * w->row_bytes;
         off = (off + 63) / 64 * 64;
     }
+    pack_job j = { .k = &m->k, .ws = ws, .dst = dst, .n = nw };
+    gl_threadpool_run(pool, pack_worker, &j);
     gl_threadpool_free(pool);
-    free(ws);
-    if (getenv("GENLOOP_REPACK_DEBUG")) {
-        struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
-        fprintf(stderr, "repack done at %.3f\n", ts.tv_sec + ts.tv_nsec * 1e-9);
+    for (int i = 0; i < nw; i++) {
+        gl_weight *w = ws[i];
+        drop_pages(w->data, w->row_bytes * (size_t)w->n_out); /* pages split between threads */
+        w->data = dst[i];
+        w->group_bytes = (size_t)m->k.repack[w->type].rows * w->row_bytes;
+        w->layout = m->k.repack[w->type].layout;
     }
+    free(ws);
+    free(dst);
     m->repack_arena = arena;
     m->repack_bytes = total;
     return GL_OK;

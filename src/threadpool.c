@@ -1,6 +1,7 @@
 #include "threadpool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,8 +142,22 @@ void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg)
     atomic_store(&p->done, 0);
     publish(p);
     fn(arg, 0, p->n);
-    while (atomic_load(&p->done) != p->n - 1)
-        cpu_relax();
+    /* Spin for the common case; yield when the workers are descheduled
+     * (an oversubscribed machine), or spinning would steal their core. */
+    for (int i = 0; atomic_load(&p->done) != p->n - 1; i++) {
+        if (i < SPIN_ITERS)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double work)
+{
+    if (work < GL_MIN_PARALLEL_WORK)
+        fn(arg, 0, 1);
+    else
+        gl_threadpool_run(p, fn, arg);
 }
 
 int gl_physical_cores(void)

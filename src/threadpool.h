@@ -16,6 +16,12 @@ void gl_threadpool_free(gl_threadpool *p);
 int gl_threadpool_size(const gl_threadpool *p);
 /* Runs fn on all threads and returns when every one has finished. */
 void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg);
+/* The same, but a region of less than GL_MIN_PARALLEL_WORK multiply-adds
+ * runs on the caller alone: waking workers would cost more than it saves
+ * (kernels give identical results for any split, so this changes nothing
+ * but time). */
+#define GL_MIN_PARALLEL_WORK 32768.0
+void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double work);
 
 /* Splits [0, n) into nth near-equal parts, each a multiple of `grain`
  * except the last; returns thread ith's part. */

@@ -1104,6 +1104,12 @@ static void bench_call(const bench_ctx *b)
                               b->n, 0, b->rows, b->nb);
         break;
     }
+    case K_MATMUL_X8: /* aux: the weights repacked by generic */
+        b->k->matmul_packed[x8_layout(s->type)](b->aux, row_bytes(s->type, b->n) * GL_X8_ROWS, b->x,
+                                                row_bytes(GGUF_T_Q8_0, b->n), b->y,
+                                                (size_t)b->rows, b->n, 0, b->rows, b->nb);
+        break;
+    case K_REPACK: /* not benchmarked (load time: see genloop bench) */ break;
     case K_RMSNORM: b->k->rmsnorm(b->y, b->x, b->aux, b->n, 1e-5f); break;
     case K_SWIGLU: b->k->swiglu(b->y, b->x, b->aux, b->n); break;
     case K_SCORES:
@@ -1163,7 +1169,10 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
             continue;
         bench_shape shapes[4];
         int nsh = 0;
-        if (s->kind == K_MATMUL) {
+        const int is_mm = s->kind == K_MATMUL || s->kind == K_MATMUL_X8;
+        if (s->kind == K_REPACK || !slot_fn(k, s))
+            continue;
+        if (is_mm) {
             shapes[nsh++] = (bench_shape){ 2048, 5632, 1 };
             shapes[nsh++] = (bench_shape){ 5632, 2048, 1 };
             shapes[nsh++] = (bench_shape){ 2048, 5632, 32 };
@@ -1176,7 +1185,7 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
             bench_ctx b = { .k = k, .s = s, .n = shapes[i].n, .rows = shapes[i].rows, .nb = shapes[i].nb };
             reseed(900, (uint32_t)row);
             size_t wbytes = 0;
-            if (s->kind == K_MATMUL) {
+            if (is_mm) {
                 wbytes = row_bytes(s->type, b.n) * (size_t)b.rows;
                 b.w = bench_buf(wbytes);
                 if (is_quant(s->type)) {
@@ -1191,6 +1200,11 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
                     b.x = bench_buf((size_t)b.n * 4 * (size_t)b.nb);
                 }
                 b.y = bench_buf((size_t)b.rows * 4 * (size_t)b.nb);
+                if (s->kind == K_MATMUL_X8) {
+                    const int groups = (b.rows + GL_X8_ROWS - 1) / GL_X8_ROWS;
+                    b.aux = bench_buf(row_bytes(s->type, b.n) * GL_X8_ROWS * (size_t)groups);
+                    gen.repack[s->type].fn(b.aux, b.w, row_bytes(s->type, b.n), b.n, b.rows, 0, groups);
+                }
             } else if (s->kind == K_SCORES || s->kind == K_ACCUM) {
                 b.w = bench_buf((size_t)b.n * 4 * (size_t)b.rows);
                 b.x = bench_buf((size_t)b.rows * 4 + (size_t)b.n * 4);
@@ -1204,7 +1218,7 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
             if (is_generic && row < 64)
                 gen_ns[row] = ns;
             char shape[64];
-            if (s->kind == K_MATMUL)
+            if (is_mm)
                 snprintf(shape, sizeof shape, "%dx%d nb=%d", b.n, b.rows, b.nb);
             else if (s->kind == K_SCORES || s->kind == K_ACCUM)
                 snprintf(shape, sizeof shape, "len=%d rows=%d", b.n, b.rows);

@@ -20,6 +20,8 @@ static const char usage_text[] =
     "  info      [MODEL] [--backend NAME]\n"
     "  synth     --shape NAME --type q4_0|q8_0|f16|f32 -o FILE.gguf   (synthetic model)\n"
     "  bench     -m MODEL [-p 128] [-n 64] [-t N] [-r REPS] [--json]\n"
+    "  batch     -m MODEL --input prompts.jsonl [--output out.jsonl] [--max-batch B]\n"
+    "            [-t THREADS] [-c CTX]   (continuous batching)\n"
     "\n"
     "Run 'genloop <command> --help' for details.\n";
 
@@ -31,6 +33,8 @@ typedef struct opts {
     double temp, top_k, top_p, min_p, repeat_penalty;
     uint64_t seed;
     int context_policy; /* enum gl_ctx_policy */
+    const char *stops[64];
+    int n_stops;
 } opts;
 
 enum { F_RUN = 1, F_TOKENIZE = 2, F_EVAL = 4, F_INFO = 8 };
@@ -39,7 +43,7 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "genloop: error: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see 'genloop %s --help')\n", cmd);
+    fprintf(stderr, " (see 'genloop %s --help')\n", cmd);
     return EXIT_USAGE;
 }
 
@@ -144,6 +148,13 @@ static int parse(int argc, char **argv, const char *cmd, int mask, opts *o, cons
             o->no_ring = true;
         } else if (!strcmp(a, "--no-echo") && (mask & F_RUN)) {
             o->no_echo = true;
+        } else if (!strcmp(a, "--stop")) {
+            TAKES_VALUE(F_RUN);
+            if (o->n_stops == 64)
+                return usage_error(cmd, "%s", "at most 64 --stop strings");
+            if (!*v)
+                return usage_error(cmd, "%s", "--stop needs a non-empty string");
+            o->stops[o->n_stops++] = v;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error(cmd, "unknown option '%s'", a);
         } else if (pos && !*pos) {
@@ -288,6 +299,8 @@ static int cmd_run(int argc, char **argv)
     gp.n_predict = (int)o.n_predict;
     gp.ring = !o.no_ring;
     gp.context_policy = o.context_policy;
+    gp.stops = o.stops;
+    gp.n_stops = o.n_stops;
     gp.sampling.temp = (float)o.temp;
     gp.sampling.top_k = (int)o.top_k;
     gp.sampling.top_p = (float)o.top_p;
@@ -594,6 +607,8 @@ int main(int argc, char **argv)
         return cmd_synth(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 2, argv + 2);
+    if (!strcmp(cmd, "batch"))
+        return cmd_batch(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage_text, stdout);
         return 0;

@@ -121,21 +121,28 @@ else
 fi
 
 # ---- generation smoke test: greedy tokens under qemu equal the host's -------
-model=$shared/models/stories260K.gguf
-if [ ! -f "$model" ]; then
-    note "SKIPPED generation smoke test: $model not found (set GENLOOP_SHARED)"
+# stories260K (F32: float kernels) as the acceptance check, and the Q4_0 /
+# Q8_0 variants (quantized and repacked paths) where shared/ has them.
+tokens() { grep -o '"tokens": \[[^]]*\]' || true; }
+if [ ! -f "$shared/models/stories260K.gguf" ]; then
+    note "SKIPPED generation smoke test: $shared/models/stories260K.gguf not found (set GENLOOP_SHARED)"
 else
-    tokens() { grep -o '"tokens": \[[^]]*\]'; }
-    args=(run -m "$model" -p "Once upon a time" -n 32 --temp 0 --json)
-    ref=$("$host" "${args[@]}" 2>/dev/null | tokens)
-    note "smoke: host ($("$host" info | sed -n 's/^backend: //p')) $ref"
-    for cpu in cortex-a72 cortex-a76 max; do
-        got=$(qemu "$cpu" "$arm/genloop" "${args[@]}" 2>/dev/null | tokens)
-        if [ -n "$ref" ] && [ "$got" = "$ref" ]; then
-            echo "smoke: -cpu $cpu tokens equal the host's"
-        else
-            bad "smoke: -cpu $cpu tokens $got differ from the host's"
-        fi
+    note "smoke: host backend $("$host" info | sed -n 's/^backend: //p')"
+    for name in stories260K stories260K-mixQ4_0 stories260K-mixQ8_0; do
+        model=$shared/models/$name.gguf
+        [ -f "$model" ] || { echo "smoke: $name.gguf not found, skipped"; continue; }
+        args=(run -m "$model" -p "Once upon a time" -n 32 --temp 0 --json)
+        ref=$("$host" "${args[@]}" 2>/dev/null | tokens)
+        echo "smoke: $name host $ref"
+        [ -n "$ref" ] || bad "smoke: $name: no tokens from the host"
+        for cpu in cortex-a72 cortex-a76 max; do
+            got=$(qemu "$cpu" "$arm/genloop" "${args[@]}" 2>/dev/null | tokens)
+            if [ -n "$ref" ] && [ "$got" = "$ref" ]; then
+                echo "smoke: $name -cpu $cpu: tokens equal the host's"
+            else
+                bad "smoke: $name -cpu $cpu: tokens $got differ from the host's"
+            fi
+        done
     done
 fi
 

@@ -80,47 +80,41 @@ GL_DECL_UNPACK_FN(gl_unpack_q8_0_x8_generic)
 
 /* ---- products -------------------------------------------------------------- */
 
-GL_DECL_MATMUL_FN(gl_matmul_q4_0_x8_generic)
-{
-    const int nblk = n / QK4_0;
-    for (int bcol = 0; bcol < nb; bcol++) {
-        const block_q8_0 *xb = (const block_q8_0 *)((const char *)x + bcol * x_stride);
-        for (int r = r0; r < r1; r++) {
-            const int k = r % GL_X8_ROWS;
-            const block_q4_0x8 *wg =
-                (const block_q4_0x8 *)((const char *)w + (size_t)(r / GL_X8_ROWS) * w_row_bytes);
-            float sum = 0.0f;
-            for (int b = 0; b < nblk; b++) {
-                int isum = 0;
-                for (int j = 0; j < QK4_0 / 2; j++) {
-                    const uint8_t q = wg[b].qs[x8_index(k, j)];
-                    isum += ((q & 0x0f) - 8) * xb[b].qs[j];
-                    isum += ((q >> 4) - 8) * xb[b].qs[j + QK4_0 / 2];
-                }
-                sum += (float)isum * (gl_f16_to_f32(wg[b].d[k]) * gl_f16_to_f32(xb[b].d));
-            }
-            y[bcol * y_stride + r] = sum;
-        }
+/* Whole groups at a time, the 8 rows' integer sums side by side (the loop
+ * nest follows the layout, so compilers vectorize it); rows [r0, r1) of
+ * each group are stored. */
+#define DEF_X8_MATMUL(NAME, XBLK, QS, DOT)                                                     \
+    GL_DECL_MATMUL_FN(NAME)                                                                    \
+    {                                                                                          \
+        const int nblk = n / 32;                                                               \
+        for (int bcol = 0; bcol < nb; bcol++) {                                                \
+            const block_q8_0 *xb = (const block_q8_0 *)((const char *)x + bcol * x_stride);    \
+            for (int g = r0 / GL_X8_ROWS; g * GL_X8_ROWS < r1; g++) {                          \
+                const XBLK *wg = (const XBLK *)((const char *)w + (size_t)g * w_row_bytes);    \
+                float sum[GL_X8_ROWS] = { 0 };                                                 \
+                for (int b = 0; b < nblk; b++) {                                               \
+                    int isum[GL_X8_ROWS] = { 0 };                                              \
+                    for (int k = 0; k < (QS) / 4; k++)                                         \
+                        for (int r = 0; r < GL_X8_ROWS; r++)                                   \
+                            for (int j = 0; j < 4; j++)                                        \
+                                isum[r] += DOT(wg[b].qs[x8_index(r, 4 * k + j)], xb[b].qs,     \
+                                               4 * k + j);                                     \
+                    const float dx = gl_f16_to_f32(xb[b].d);                                   \
+                    for (int r = 0; r < GL_X8_ROWS; r++)                                       \
+                        sum[r] += (float)isum[r] * (gl_f16_to_f32(wg[b].d[r]) * dx);           \
+                }                                                                              \
+                for (int r = 0; r < GL_X8_ROWS; r++) {                                         \
+                    const int row = g * GL_X8_ROWS + r;                                        \
+                    if (row >= r0 && row < r1)                                                 \
+                        y[bcol * y_stride + row] = sum[r];                                     \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
     }
-}
 
-GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_generic)
-{
-    const int nblk = n / QK8_0;
-    for (int bcol = 0; bcol < nb; bcol++) {
-        const block_q8_0 *xb = (const block_q8_0 *)((const char *)x + bcol * x_stride);
-        for (int r = r0; r < r1; r++) {
-            const int k = r % GL_X8_ROWS;
-            const block_q8_0x8 *wg =
-                (const block_q8_0x8 *)((const char *)w + (size_t)(r / GL_X8_ROWS) * w_row_bytes);
-            float sum = 0.0f;
-            for (int b = 0; b < nblk; b++) {
-                int isum = 0;
-                for (int j = 0; j < QK8_0; j++)
-                    isum += wg[b].qs[x8_index(k, j)] * xb[b].qs[j];
-                sum += (float)isum * (gl_f16_to_f32(wg[b].d[k]) * gl_f16_to_f32(xb[b].d));
-            }
-            y[bcol * y_stride + r] = sum;
-        }
-    }
-}
+/* Q4_0: byte i holds element i (low nibble) and i + 16 (high), w = u - 8 */
+#define DOT_Q4(q, xq, i) (((q)&0x0f) - 8) * (xq)[i] + (((q) >> 4) - 8) * (xq)[(i) + 16]
+#define DOT_Q8(q, xq, i) (q) * (xq)[i]
+
+DEF_X8_MATMUL(gl_matmul_q4_0_x8_generic, block_q4_0x8, QK4_0 / 2, DOT_Q4)
+DEF_X8_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8)
