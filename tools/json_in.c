@@ -160,6 +160,89 @@ static bool string(parser *p, char **out, size_t *out_len)
     return true;
 }
 
+static bool value(parser *p, json_value *v);
+
+/* Steps over any JSON value (for raw ids), nesting at most 32 deep. */
+static bool skip_value(parser *p, int depth)
+{
+    ws(p);
+    if (depth > 32)
+        return fail(p, "nested too deep");
+    if (p->i >= p->len)
+        return fail(p, "expected a value");
+    char c = p->s[p->i];
+    if (c == '"') {
+        char *str;
+        size_t n;
+        if (!string(p, &str, &n))
+            return false;
+        free(str);
+        return true;
+    }
+    if (c == '[' || c == '{') {
+        const char close = c == '[' ? ']' : '}';
+        p->i++;
+        ws(p);
+        if (p->i < p->len && p->s[p->i] == close) {
+            p->i++;
+            return true;
+        }
+        for (;;) {
+            if (c == '{') {
+                ws(p);
+                char *key;
+                size_t kl;
+                if (!string(p, &key, &kl))
+                    return false;
+                free(key);
+                ws(p);
+                if (p->i >= p->len || p->s[p->i] != ':')
+                    return fail(p, "expected ':'");
+                p->i++;
+            }
+            if (!skip_value(p, depth + 1))
+                return false;
+            ws(p);
+            if (p->i < p->len && p->s[p->i] == ',') {
+                p->i++;
+                continue;
+            }
+            if (p->i < p->len && p->s[p->i] == close) {
+                p->i++;
+                return true;
+            }
+            return fail(p, "expected ',' or a closing bracket");
+        }
+    }
+    json_value tmp;
+    memset(&tmp, 0, sizeof tmp);
+    bool ok = value(p, &tmp);
+    free(tmp.str);
+    return ok;
+}
+
+static bool skip_value(parser *p, int depth);
+
+/* Whether the array at p->i holds only strings (a stop list). */
+static bool all_strings(parser *p)
+{
+    parser q = *p;
+    char msg[8];
+    q.msg = msg;
+    q.msg_cap = sizeof msg;
+    q.i++;
+    for (;;) {
+        ws(&q);
+        if (q.i < q.len && q.s[q.i] == ']')
+            return true;
+        if (q.i >= q.len || q.s[q.i] != '"' || !skip_value(&q, 1))
+            return false;
+        ws(&q);
+        if (q.i < q.len && q.s[q.i] == ',')
+            q.i++;
+    }
+}
+
 static bool value(parser *p, json_value *v)
 {
     ws(p);
@@ -170,6 +253,10 @@ static bool value(parser *p, json_value *v)
     if (c == '"') {
         v->type = JV_STR;
         if (!string(p, &v->str, &v->str_len))
+            return false;
+    } else if (c == '{' || (c == '[' && !all_strings(p))) {
+        v->type = JV_OTHER;
+        if (!skip_value(p, 0))
             return false;
     } else if (c == '[') {
         v->type = JV_STR_ARRAY;

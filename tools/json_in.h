@@ -1,12 +1,13 @@
 /* A small reader for the flat JSON objects of `genloop batch` input lines:
- * string, number, boolean and null values and arrays of strings. */
+ * string, number, boolean and null values and arrays of strings are decoded;
+ * any other value (objects, other arrays) is kept as raw text. */
 #ifndef GENLOOP_TOOLS_JSON_IN_H
 #define GENLOOP_TOOLS_JSON_IN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-enum { JV_NULL, JV_BOOL, JV_NUM, JV_STR, JV_STR_ARRAY };
+enum { JV_NULL, JV_BOOL, JV_NUM, JV_STR, JV_STR_ARRAY, JV_OTHER /* object, mixed array */ };
 
 typedef struct json_value {
     char key[64];
