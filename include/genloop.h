@@ -88,7 +88,7 @@ typedef struct gl_model_info {
 
 GL_API void gl_model_get_info(const gl_model *m, gl_model_info *info);
 GL_API const char *gl_type_name(int gguf_type);
-/* Bytes of KV cache one sequence of n_ctx positions needs. */
+/* Bytes of F16 KV cache one sequence of n_ctx positions needs. */
 GL_API uint64_t gl_model_kv_bytes(const gl_model *m, int n_ctx);
 
 /* ---- tokenizer --------------------------------------------------------- */
@@ -126,13 +126,22 @@ typedef struct gl_ctx_params {
     int n_batch;   /* most tokens per forward pass; 0: 512                 */
     int n_keep;    /* leading positions the ring never evicts; 0: none    */
     int n_seq;     /* sequence slots, each with its own ring; 0: 1       */
+    int cache_type; /* enum gl_cache_type                                 */
 } gl_ctx_params;
+
+/* KV cache storage. Q8_0 halves the memory of F16 (it needs the KV width,
+ * heads x head size, to be a multiple of 32); F32 is for debugging. */
+typedef enum gl_cache_type { GL_CACHE_F16 = 0, GL_CACHE_F32 = 1, GL_CACHE_Q8_0 = 2 } gl_cache_type;
+/* "f16", "f32", "q8_0" -> the type, or -1. */
+GL_API int gl_cache_type_from_name(const char *name);
 
 GL_API gl_ctx_params gl_ctx_default_params(void);
 GL_API gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *p, gl_error *err);
 GL_API void gl_ctx_free(gl_ctx *c);
 GL_API int gl_ctx_n_ctx(const gl_ctx *c);
 GL_API int gl_ctx_n_threads(const gl_ctx *c);
+/* Bytes of KV cache the context holds (all sequences, K and V). */
+GL_API uint64_t gl_ctx_kv_bytes(const gl_ctx *c);
 /* Positions consumed so far. */
 GL_API int gl_ctx_pos(const gl_ctx *c);
 /* Forgets every position. */
@@ -249,7 +258,7 @@ typedef struct gl_engine_params {
     int n_keep;           /* pinned positions per sequence                */
     int n_threads;        /* 0: physical cores                            */
     int max_batch_tokens; /* prompt tokens per step (chunked prefill)     */
-    int cache_type;       /* reserved: 0 (F16)                            */
+    int cache_type;       /* enum gl_cache_type                           */
 } gl_engine_params;
 
 typedef struct gl_request {

@@ -89,7 +89,9 @@ void gl_kv_store_chunk(gl_ctx *c, int layer, int nb)
 
 void gl_kv_to_cache_format(const gl_ctx *c, uint8_t *dst, const float *src, int n)
 {
-    if (c->kv_type == GL_KV_F16) {
+    if (c->kv_type == GL_KV_Q8_0) {
+        c->k->quantize_q8_0(src, dst, n);
+    } else if (c->kv_type == GL_KV_F16) {
         uint16_t *h = (uint16_t *)dst;
         for (int i = 0; i < n; i++)
             h[i] = gl_f32_to_f16(src[i]);
@@ -120,7 +122,11 @@ static void attn_worker(void *arg, int ith, int nth)
     for (int item = i0; item < i1; item++) {
         const int b = item / cfg->n_heads, h = item % cfg->n_heads;
         const size_t layer_off = cache_off(c, c->row_seq[b], t->layer);
-        const size_t head_off = (size_t)(h / group) * hd * c->kv_elem;
+        const bool q8 = c->kv_type == GL_KV_Q8_0;
+        /* F16/F32 rows are addressed at the head; Q8_0 rows at the row start
+         * plus an element offset, since a head may sit inside a block */
+        const int head_elem = (h / group) * hd;
+        const size_t head_off = q8 ? 0 : (size_t)head_elem * c->kv_elem;
         const float *q = c->q + (size_t)b * q_dim + h * hd;
         if (c->kv_type == GL_KV_F16) {
             /* The keys are F16, so the query meets them at F16 precision, as
@@ -136,9 +142,13 @@ static void attn_worker(void *arg, int ith, int nth)
         int n = 0;
         for (int r = 0; r < c->n_runs[b]; r++) {
             const uint8_t *base = runs[r].in_chunk ? c->k_chunk : c->k_cache + layer_off;
-            c->k->attn_scores[c->kv_type](scores + n, q,
-                                          base + runs[r].row * c->kv_row_bytes + head_off,
-                                          c->kv_row_bytes, runs[r].n, hd, scale);
+            const uint8_t *rows = base + runs[r].row * c->kv_row_bytes + head_off;
+            if (q8)
+                c->k->attn_scores_q8(scores + n, q, rows, c->kv_row_bytes, runs[r].n, head_elem,
+                                     hd, scale);
+            else
+                c->k->attn_scores[c->kv_type](scores + n, q, rows, c->kv_row_bytes, runs[r].n,
+                                              hd, scale);
             n += runs[r].n;
         }
         float mx = -INFINITY, sum = 0.0f;
@@ -159,9 +169,13 @@ static void attn_worker(void *arg, int ith, int nth)
         n = 0;
         for (int r = 0; r < c->n_runs[b]; r++) {
             const uint8_t *base = runs[r].in_chunk ? c->v_chunk : c->v_cache + layer_off;
-            c->k->attn_accum[c->kv_type](out, scores + n,
-                                         base + runs[r].row * c->kv_row_bytes + head_off,
-                                         c->kv_row_bytes, runs[r].n, hd);
+            const uint8_t *rows = base + runs[r].row * c->kv_row_bytes + head_off;
+            if (q8)
+                c->k->attn_accum_q8(out, scores + n, rows, c->kv_row_bytes, runs[r].n, head_elem,
+                                    hd);
+            else
+                c->k->attn_accum[c->kv_type](out, scores + n, rows, c->kv_row_bytes, runs[r].n,
+                                             hd);
             n += runs[r].n;
         }
     }

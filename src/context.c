@@ -50,6 +50,17 @@ static gl_status check_memory(const gl_config *cfg, const gl_ctx_params *p, size
     return GL_OK;
 }
 
+int gl_cache_type_from_name(const char *name)
+{
+    if (!strcmp(name, "f16"))
+        return GL_CACHE_F16;
+    if (!strcmp(name, "f32"))
+        return GL_CACHE_F32;
+    if (!strcmp(name, "q8_0"))
+        return GL_CACHE_Q8_0;
+    return -1;
+}
+
 gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, gl_error *err)
 {
     *out = NULL;
@@ -88,15 +99,27 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->n_batch = p.n_batch;
     c->n_threads = p.n_threads;
     c->n_seq = p.n_seq;
-    c->kv_type = GL_KV_F16;
-    c->kv_elem = sizeof(uint16_t);
+    switch (p.cache_type) {
+    case GL_CACHE_F16: c->kv_type = GL_KV_F16; c->kv_elem = 2; break;
+    case GL_CACHE_F32: c->kv_type = GL_KV_F32; c->kv_elem = 4; break;
+    case GL_CACHE_Q8_0: c->kv_type = GL_KV_Q8_0; c->kv_elem = 0; break;
+    default:
+        free(c);
+        return gl_fail(err, GL_ERR_ARG, "unknown cache type %d", p.cache_type);
+    }
 
     const size_t nb = (size_t)p.n_batch, dim = (size_t)cfg->dim;
     const size_t hd = (size_t)cfg->head_dim;
     const size_t q_dim = (size_t)cfg->n_heads * hd, kv_dim = (size_t)cfg->n_kv_heads * hd;
     const size_t ffn = (size_t)cfg->ffn_dim;
     const size_t max_in = ffn > q_dim ? (ffn > dim ? ffn : dim) : (q_dim > dim ? q_dim : dim);
-    c->kv_row_bytes = kv_dim * c->kv_elem;
+    if (c->kv_type == GL_KV_Q8_0 && kv_dim % QK8_0 != 0) {
+        free(c);
+        return gl_fail(err, GL_ERR_UNSUPPORTED, "a Q8_0 KV cache needs the KV width (%zu = %d "
+                       "heads x %zu) to be a multiple of 32", kv_dim, cfg->n_kv_heads, hd);
+    }
+    c->kv_row_bytes = c->kv_type == GL_KV_Q8_0 ? kv_dim / QK8_0 * sizeof(block_q8_0)
+                                               : kv_dim * c->kv_elem;
     c->seq_cache_bytes = mul3((size_t)cfg->n_layers, (size_t)p.n_ctx, c->kv_row_bytes);
     const size_t cache_bytes = mul3(c->seq_cache_bytes, (size_t)p.n_seq, 1);
     c->xq_stride = (max_in + QK8_0 - 1) / QK8_0 * sizeof(block_q8_0);
@@ -193,6 +216,11 @@ void gl_ctx_free(gl_ctx *c)
 int gl_ctx_n_ctx(const gl_ctx *c)
 {
     return c->n_ctx;
+}
+
+uint64_t gl_ctx_kv_bytes(const gl_ctx *c)
+{
+    return 2ull * (uint64_t)c->n_seq * (uint64_t)c->seq_cache_bytes;
 }
 
 int gl_ctx_n_threads(const gl_ctx *c)

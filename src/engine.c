@@ -139,6 +139,7 @@ gl_status gl_engine_create(gl_engine **out, gl_model *m, const gl_engine_params 
     cp.n_threads = p.n_threads;
     cp.n_seq = p.max_seqs;
     cp.n_batch = p.max_batch_tokens + p.max_seqs;
+    cp.cache_type = p.cache_type;
     gl_ctx *c;
     gl_status st = gl_ctx_create(&c, m, &cp, err);
     if (st)

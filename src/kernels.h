@@ -113,7 +113,21 @@ typedef GL_DECL_ATTN_SCORES_FN((*gl_attn_scores_fn));
     void name(float *out, const float *p, const void *v, size_t row_stride, int n_rows, int len)
 typedef GL_DECL_ATTN_ACCUM_FN((*gl_attn_accum_fn));
 
-enum gl_kv_type { GL_KV_F32 = 0, GL_KV_F16 = 1, GL_KV_TYPE_COUNT };
+/* The same for a Q8_0 cache: each row (all KV heads of a position) is
+ * quantized as Q8_0 blocks of 32, so a head of fewer than 32 elements lives
+ * inside a block; k/v point at the row start and the kernel reads elements
+ * [off, off + len) of each row. */
+#define GL_DECL_ATTN_SCORES_Q8_FN(name)                                                         \
+    void name(float *scores, const float *q, const void *k, size_t row_stride, int n_keys,      \
+              int off, int len, float scale)
+typedef GL_DECL_ATTN_SCORES_Q8_FN((*gl_attn_scores_q8_fn));
+#define GL_DECL_ATTN_ACCUM_Q8_FN(name)                                                          \
+    void name(float *out, const float *p, const void *v, size_t row_stride, int n_rows, int off, \
+              int len)
+typedef GL_DECL_ATTN_ACCUM_Q8_FN((*gl_attn_accum_q8_fn));
+
+/* KV cache storage types (the Q8_0 one has its own kernel slots). */
+enum gl_kv_type { GL_KV_F32 = 0, GL_KV_F16 = 1, GL_KV_TYPE_COUNT, GL_KV_Q8_0 = GL_KV_TYPE_COUNT };
 
 typedef struct gl_kernels {
     const char *name; /* backend name */
@@ -144,6 +158,8 @@ typedef struct gl_kernels {
     gl_add_bias_fn add_bias;   /* gpt2 */
     gl_attn_scores_fn attn_scores[GL_KV_TYPE_COUNT];
     gl_attn_accum_fn attn_accum[GL_KV_TYPE_COUNT];
+    gl_attn_scores_q8_fn attn_scores_q8;
+    gl_attn_accum_q8_fn attn_accum_q8;
 } gl_kernels;
 
 /* Backends, in ascending order of preference. X(name, suffix-of-init-fn) */

@@ -172,8 +172,9 @@ static int sequence(int32_t *ids, int cap)
     return n;
 }
 
-static float *runtime_logits(const char *path, const int32_t *ids, int n, int ctx, int keep,
-                             int chunk, const char *backend)
+static float *runtime_logits_typed(const char *path, const int32_t *ids, int n, int ctx, int keep,
+                                   int chunk, const char *backend, int cache_type,
+                                   uint64_t *kv_bytes)
 {
     gl_model_params mp = gl_model_default_params();
     mp.backend = backend;
@@ -184,8 +185,11 @@ static float *runtime_logits(const char *path, const int32_t *ids, int n, int ct
     cp.n_ctx = ctx;
     cp.n_keep = keep;
     cp.n_threads = 2;
+    cp.cache_type = cache_type;
     gl_ctx *c;
     cr_assert_eq(gl_ctx_create(&c, m, &cp, &err), GL_OK, "%s", err.msg);
+    if (kv_bytes)
+        *kv_bytes = gl_ctx_kv_bytes(c);
     const int V = gl_model_n_vocab(m);
     float *lg = malloc(sizeof *lg * (size_t)n * V);
     for (int i = 0; i < n; i += chunk) {
@@ -196,6 +200,12 @@ static float *runtime_logits(const char *path, const int32_t *ids, int n, int ct
     gl_ctx_free(c);
     gl_model_free(m);
     return lg;
+}
+
+static float *runtime_logits(const char *path, const int32_t *ids, int n, int ctx, int keep,
+                             int chunk, const char *backend)
+{
+    return runtime_logits_typed(path, ids, n, ctx, keep, chunk, backend, GL_CACHE_F16, NULL);
 }
 
 static void check_ring_vs(int ctx, int keep, int chunk, int oracle_ctx, bool expect_equal)
@@ -267,4 +277,60 @@ Test(ring, sinks_long_prefill)
 Test(ring, odd_chunks)
 {
     check_ring(40, 1, 7);
+}
+
+/* The Q8_0 cache stays close to the F16 one and halves its memory (F32
+ * doubles it). limit: mean relative RMS of the logits. */
+static void check_cache_types(const char *path, const int32_t *ids, int n, int V, double limit)
+{
+    uint64_t b16, b8, b32;
+    float *f16 = runtime_logits_typed(path, ids, n, 64, 4, 1, NULL, GL_CACHE_F16, &b16);
+    float *q8 = runtime_logits_typed(path, ids, n, 64, 4, 1, NULL, GL_CACHE_Q8_0, &b8);
+    float *f32 = runtime_logits_typed(path, ids, n, 64, 4, 1, NULL, GL_CACHE_F32, &b32);
+    double mean = 0, mean32 = 0;
+    for (int p = 0; p < n; p++) {
+        mean += td_rel_rms(q8 + (size_t)p * V, f16 + (size_t)p * V, V) / n;
+        mean32 += td_rel_rms(f32 + (size_t)p * V, f16 + (size_t)p * V, V) / n;
+    }
+    cr_log_info("Q8_0 cache vs F16: mean %.4f%%; F32 vs F16 %.4f%%; bytes %llu / %llu / %llu",
+                100 * mean, 100 * mean32, (unsigned long long)b8, (unsigned long long)b16,
+                (unsigned long long)b32);
+    cr_expect_leq(mean, limit, "Q8_0 cache: mean %.4f%% of std from F16", 100 * mean);
+    cr_expect_leq((double)b8 / (double)b16, 0.55, "Q8_0 cache is %llu bytes vs F16 %llu",
+                  (unsigned long long)b8, (unsigned long long)b16);
+    cr_expect_eq(b32, 2 * b16);
+    free(f16);
+    free(q8);
+    free(f32);
+}
+
+/* Real heads of 64+ elements: each Q8_0 block covers one head's slice. */
+Test(ring, cache_types_wide_heads)
+{
+    const char *bin = getenv("GENLOOP_BIN") ? getenv("GENLOOP_BIN") : "build/genloop";
+    const char *path = "/tmp/gl_ring_wide.gguf";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s synth --shape custom --dim 256 --layers 2 --heads 4 "
+             "--kv-heads 2 --ffn 512 --vocab 600 --ctx 256 --type f32 -o %s", bin, path);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    int32_t ids[200];
+    for (int i = 0; i < 200; i++)
+        ids[i] = 3 + (i * 7919) % 597;
+    check_cache_types(path, ids, 200, 600, 0.015);
+    remove(path);
+}
+
+/* stories260K's heads have 8 elements, so one Q8_0 block spans all four KV
+ * heads of a position and its scale follows the largest: the error is
+ * larger than with real head sizes (measured 2.0%). */
+Test(ring, cache_types_small_heads)
+{
+    char path[1024];
+    if (!td_path(path, sizeof path, "models/stories260K.gguf")) {
+        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
+        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
+    }
+    int32_t ids[256];
+    const int n = sequence(ids, 200);
+    check_cache_types(path, ids, n, 512, 0.025);
 }

@@ -68,12 +68,13 @@ int cmd_batch(int argc, char **argv)
 {
     const char *model = NULL, *input = NULL, *output = NULL, *backend = NULL;
     long long max_batch = 8, threads = 0, n_ctx = 0, keep = 0, budget = 256;
+    int cache_type = GL_CACHE_F16;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("usage: genloop batch -m MODEL --input prompts.jsonl [--output out.jsonl] "
                    "[--max-batch B] [--max-batch-tokens N] [-t THREADS] [-c CTX] [--keep N] "
-                   "[--backend NAME]\n");
+                   "[--cache-type f16|q8_0|f32] [--backend NAME]\n");
             return 0;
         }
         if (!v) {
@@ -89,6 +90,13 @@ int cmd_batch(int argc, char **argv)
             output = v;
         else if (!strcmp(a, "--backend"))
             backend = v;
+        else if (!strcmp(a, "--cache-type")) {
+            cache_type = gl_cache_type_from_name(v);
+            if (cache_type < 0) {
+                cli_error("batch: --cache-type expects f16, q8_0 or f32, got '%s'", v);
+                return EXIT_USAGE;
+            }
+        }
         else if (!strcmp(a, "--max-batch"))
             ok = cli_int(a, v, 1, 4096, &max_batch);
         else if (!strcmp(a, "--max-batch-tokens"))
@@ -201,6 +209,7 @@ int cmd_batch(int argc, char **argv)
     ep.n_keep = (int)keep;
     ep.n_threads = (int)threads;
     ep.max_batch_tokens = (int)budget;
+    ep.cache_type = cache_type;
     if (gl_engine_create(&e, m, &ep, &err)) {
         cli_error("%s", err.msg);
         rc = err.code == GL_ERR_ARG ? EXIT_USAGE : EXIT_RUNTIME;

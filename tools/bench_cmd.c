@@ -102,6 +102,7 @@ int cmd_bench(int argc, char **argv)
     const char *model = NULL, *backend = NULL;
     long long n_prompt = 128, n_gen = 64, threads = 0, reps = 3, bw_mib = 1024;
     bool json = false;
+    int cache_type = GL_CACHE_F16;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--json")) {
@@ -110,7 +111,7 @@ int cmd_bench(int argc, char **argv)
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("usage: genloop bench -m MODEL [-p 128] [-n 64] [-t N] [-r REPS] "
-                   "[--bw-mib 1024] [--backend NAME] [--json]\n");
+                   "[--bw-mib 1024] [--cache-type f16|q8_0|f32] [--backend NAME] [--json]\n");
             return 0;
         }
         if (!v) {
@@ -122,6 +123,13 @@ int cmd_bench(int argc, char **argv)
             model = v;
         else if (!strcmp(a, "--backend"))
             backend = v;
+        else if (!strcmp(a, "--cache-type")) {
+            cache_type = gl_cache_type_from_name(v);
+            if (cache_type < 0) {
+                cli_error("bench: --cache-type expects f16, q8_0 or f32, got '%s'", v);
+                return EXIT_USAGE;
+            }
+        }
         else if (!strcmp(a, "-p"))
             ok = cli_int(a, v, 1, 1 << 16, &n_prompt);
         else if (!strcmp(a, "-n"))
@@ -162,6 +170,7 @@ int cmd_bench(int argc, char **argv)
     gl_ctx_params cp = gl_ctx_default_params();
     cp.n_ctx = (int)(n_prompt + n_gen + 1);
     cp.n_threads = (int)threads;
+    cp.cache_type = cache_type;
     gl_ctx *c = NULL;
     if (gl_ctx_create(&c, m, &cp, &err)) {
         cli_error("%s", err.msg);

@@ -35,6 +35,7 @@ typedef struct opts {
     int context_policy; /* enum gl_ctx_policy */
     const char *stops[64];
     int n_stops;
+    int cache_type; /* enum gl_cache_type */
 } opts;
 
 enum { F_RUN = 1, F_TOKENIZE = 2, F_EVAL = 4, F_INFO = 8 };
@@ -148,6 +149,11 @@ static int parse(int argc, char **argv, const char *cmd, int mask, opts *o, cons
             o->no_ring = true;
         } else if (!strcmp(a, "--no-echo") && (mask & F_RUN)) {
             o->no_echo = true;
+        } else if (!strcmp(a, "--cache-type")) {
+            TAKES_VALUE(F_RUN | F_EVAL);
+            o->cache_type = gl_cache_type_from_name(v);
+            if (o->cache_type < 0)
+                return usage_error(cmd, "--cache-type expects f16, q8_0 or f32, got '%s'", v);
         } else if (!strcmp(a, "--stop")) {
             TAKES_VALUE(F_RUN);
             if (o->n_stops == 64)
@@ -199,6 +205,7 @@ static int make_ctx(const opts *o, gl_model *m, gl_ctx **c)
     cp.n_ctx = (int)o->n_ctx;
     cp.n_threads = (int)o->threads;
     cp.n_keep = (int)o->keep;
+    cp.cache_type = o->cache_type;
     gl_status st = gl_ctx_create(c, m, &cp, &err);
     if (st) {
         cli_error("%s", err.msg);
@@ -211,6 +218,8 @@ static int make_ctx(const opts *o, gl_model *m, gl_ctx **c)
 
 typedef struct run_state {
     bool stream;
+    int n_pos, n_train; /* positions so far; the model's trained context */
+    bool warned;
     char *text; /* accumulated output for --json */
     size_t len, cap;
 } run_state;
@@ -218,7 +227,11 @@ typedef struct run_state {
 static bool on_token(void *user, int32_t id, const char *text, size_t len)
 {
     run_state *rs = user;
-    (void)id;
+    if (id >= 0 && ++rs->n_pos > rs->n_train && !rs->warned && rs->n_train > 0) {
+        rs->warned = true;
+        fprintf(stderr, "%sgenloop: warning: generation has passed the %d positions the model was "
+                "trained on; text may degrade from here\n", rs->stream ? "\n" : "", rs->n_train);
+    }
     if (rs->stream) {
         fwrite(text, 1, len, stdout);
         fflush(stdout);
@@ -258,6 +271,8 @@ static int cmd_run(int argc, char **argv)
     gl_error err;
     gl_model_info mi;
     gl_model_get_info(m, &mi);
+    /* learned positions never go past their context (crop), so no warning */
+    rs.n_train = mi.n_pos_learned > 0 ? 0 : mi.n_ctx_train;
     if (o.context_policy == GL_CTX_POLICY_RING && mi.n_pos_learned > 0) {
         cli_error("--context-policy ring cannot run this '%s' model: its %d positions are "
                   "learned (position_embd), so past them a sliding window is not exact; use "
@@ -278,6 +293,7 @@ static int cmd_run(int argc, char **argv)
         rc = EXIT_USAGE;
         goto done;
     }
+    rs.n_pos = n;
     prompt = malloc((size_t)n * sizeof *prompt);
     if (!prompt || gl_tokenize(m, o.prompt, plen, mi.add_bos, prompt, n, &err) != n) {
         cli_error("tokenizing the prompt failed");

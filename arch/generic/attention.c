@@ -46,3 +46,30 @@ GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f16_generic)
             out[i] += pj * gl_f16_to_f32(vr[i]);
     }
 }
+
+/* Element i of a Q8_0 row. */
+static inline float q8_elem(const block_q8_0 *row, int i)
+{
+    return gl_f16_to_f32(row[i / QK8_0].d) * row[i / QK8_0].qs[i % QK8_0];
+}
+
+GL_DECL_ATTN_SCORES_Q8_FN(gl_attn_scores_q8_generic)
+{
+    for (int j = 0; j < n_keys; j++) {
+        const block_q8_0 *kr = (const block_q8_0 *)((const char *)k + j * row_stride);
+        float s = 0.0f;
+        for (int i = 0; i < len; i++)
+            s += q[i] * q8_elem(kr, off + i);
+        scores[j] = s * scale;
+    }
+}
+
+GL_DECL_ATTN_ACCUM_Q8_FN(gl_attn_accum_q8_generic)
+{
+    for (int j = 0; j < n_rows; j++) {
+        const block_q8_0 *vr = (const block_q8_0 *)((const char *)v + j * row_stride);
+        const float pj = p[j];
+        for (int i = 0; i < len; i++)
+            out[i] += pj * q8_elem(vr, off + i);
+    }
+}

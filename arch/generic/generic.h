@@ -36,5 +36,7 @@ GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_generic);
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f16_generic);
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f32_generic);
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f16_generic);
+GL_DECL_ATTN_SCORES_Q8_FN(gl_attn_scores_q8_generic);
+GL_DECL_ATTN_ACCUM_Q8_FN(gl_attn_accum_q8_generic);
 
 #endif
