@@ -275,12 +275,18 @@ typedef struct gl_request {
     int n_stops;
     gl_token_cb on_token;         /* streaming, may be NULL                 */
     void *user;
+    bool keep_history;            /* true (default): status keeps every id and
+                                   * all text; false: only what sampling and
+                                   * the context need, so a request streaming
+                                   * forever runs in fixed memory            */
 } gl_request;
 
 typedef struct gl_request_status {
     bool running, finished;
     gl_stop_reason stop;
-    const int32_t *prompt_tokens; /* valid until the request is released   */
+    const int32_t *prompt_tokens; /* valid until the request is released;
+                                   * NULL once a request that keeps no
+                                   * history has dropped its head            */
     int n_prompt;
     const int32_t *tokens;        /* generated ids                         */
     int n_generated;

@@ -36,10 +36,17 @@ typedef struct gl_req {
     gl_token_cb cb;
     void *user;
     /* tokens: the prompt, then generated ids */
+    /* Indices below count from the first prompt token; the buffer holds
+     * tokens base..n_toks-1 (base > 0 once a request that keeps no history
+     * has dropped what neither sampling nor the context needs). */
     int32_t *toks;
-    int n_prompt, n_toks, cap_toks;
-    int win_start; /* toks index at cache position 0 (crop moves it)            */
-    int n_fed;     /* toks[..n_fed) are in the cache                            */
+    int base, n_prompt, n_toks, cap_toks;
+    int win_start; /* index at cache position 0 (crop moves it)                 */
+    int n_fed;     /* tokens before n_fed are in the cache                      */
+    bool keep_history;
+    int keep_toks; /* tokens a trimming request retains                         */
+    int32_t *sink; /* gl_generate's output array                                */
+    int sink_cap;
     gl_sampler *smp;
     /* text */
     gl_detok detok;
@@ -83,7 +90,8 @@ gl_engine_params gl_engine_default_params(void)
 gl_request gl_request_default(void)
 {
     return (gl_request){ .n_predict = 256, .ring = true, .context_policy = GL_CTX_POLICY_AUTO,
-                         .sampling = gl_sampler_default_params(), .add_bos = -1 };
+                         .sampling = gl_sampler_default_params(), .add_bos = -1,
+                         .keep_history = true };
 }
 
 static gl_status engine_alloc(gl_engine *e, gl_error *err)
@@ -193,7 +201,19 @@ static gl_req *find(const gl_engine *e, int64_t id)
 
 static bool append_tok(gl_req *r, int32_t t)
 {
-    if (r->n_toks == r->cap_toks) {
+    if (!r->keep_history && r->n_toks - r->base >= 2 * r->keep_toks) {
+        /* generate forever in fixed memory: keep only the tail (never a
+         * token the model has not read yet) */
+        int drop = r->n_toks - r->base - r->keep_toks;
+        if (drop > r->n_fed - r->base)
+            drop = r->n_fed - r->base;
+        if (drop > 0) {
+            memmove(r->toks, r->toks + drop,
+                    sizeof *r->toks * (size_t)(r->n_toks - r->base - drop));
+            r->base += drop;
+        }
+    }
+    if (r->n_toks - r->base == r->cap_toks) {
         int nc = r->cap_toks ? r->cap_toks * 2 : 64;
         int32_t *nt = realloc(r->toks, sizeof *nt * (size_t)nc);
         if (!nt)
@@ -201,7 +221,7 @@ static bool append_tok(gl_req *r, int32_t t)
         r->toks = nt;
         r->cap_toks = nc;
     }
-    r->toks[r->n_toks++] = t;
+    r->toks[r->n_toks++ - r->base] = t;
     return true;
 }
 
@@ -233,6 +253,7 @@ gl_status gl_engine_submit(gl_engine *e, const gl_request *rq, int64_t *id, gl_e
     r->ring = rq->ring;
     r->cb = rq->on_token;
     r->user = rq->user;
+    r->keep_history = rq->keep_history || rq->sampling.repeat_last_n < 0;
     r->t_submit = now_ms();
     gl_detok_init(&r->detok);
 
@@ -295,6 +316,10 @@ gl_status gl_engine_submit(gl_engine *e, const gl_request *rq, int64_t *id, gl_e
     }
     if ((st = gl_sampler_create(&r->smp, e->n_vocab, &rq->sampling, err)))
         goto fail;
+    /* what sampling (the penalty window), the crop window and the next feed
+     * need of the history */
+    r->keep_toks = (rq->sampling.repeat_last_n > r->block ? rq->sampling.repeat_last_n
+                                                          : r->block) + 1;
     if (rq->n_stops > 0) {
         r->stops = calloc((size_t)rq->n_stops, sizeof *r->stops);
         if (!r->stops)
@@ -402,7 +427,7 @@ static void advance(gl_engine *e, gl_req *r, float *logits)
         finish(e, r, GL_STOP_LENGTH);
         return;
     }
-    const int32_t tok = gl_sampler_sample(r->smp, logits, r->toks, r->n_toks);
+    const int32_t tok = gl_sampler_sample(r->smp, logits, r->toks, r->n_toks - r->base);
     if (r->t_first == 0)
         r->t_first = now_ms();
     if (tok == gl_tokenizer_eos(e->m->tok)) {
@@ -414,8 +439,19 @@ static void advance(gl_engine *e, gl_req *r, float *logits)
         finish(e, r, GL_STOP_CALLBACK);
         return;
     }
+    const int i_gen = r->n_toks - 1 - r->n_prompt;
+    if (r->sink && i_gen < r->sink_cap)
+        r->sink[i_gen] = tok;
     if (check_stops(e, r, tok))
         return;
+    if (!r->keep_history && r->emitted > 4096 + r->max_stop) {
+        /* streamed text is the caller's now; keep what a stop string may
+         * still straddle */
+        const size_t drop = r->emitted - r->max_stop;
+        memmove(r->text, r->text + drop, r->text_len - drop + 1);
+        r->text_len -= drop;
+        r->emitted -= drop;
+    }
     if (r->n_predict >= 0 && r->n_toks - r->n_prompt >= r->n_predict) {
         finish(e, r, GL_STOP_LENGTH);
         return;
@@ -473,7 +509,7 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
                 n_decode += take;
             }
             for (int k = 0; k < take; k++) {
-                e->b_tok[n] = r->toks[r->n_fed + k];
+                e->b_tok[n] = r->toks[r->n_fed + k - r->base];
                 e->b_seq[n] = r->slot;
                 n++;
             }
@@ -541,9 +577,9 @@ gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *ou
         .finished = r->state == REQ_DONE,
         .running = r->state == REQ_PREFILL || r->state == REQ_DECODE,
         .stop = r->stop,
-        .prompt_tokens = r->toks,
+        .prompt_tokens = r->base == 0 ? r->toks : NULL,
         .n_prompt = r->n_prompt,
-        .tokens = r->toks + r->n_prompt,
+        .tokens = r->base == 0 ? r->toks + r->n_prompt : NULL,
         .n_generated = r->n_toks - r->n_prompt,
         .text = r->text,
         .text_len = r->text_len,
@@ -596,16 +632,17 @@ gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt, const gl_g
     rq.n_stops = gp.n_stops;
     rq.on_token = cb;
     rq.user = user;
+    rq.keep_history = false; /* ids go to out_tokens, text to the callback */
     int64_t id;
     if ((st = gl_engine_submit(e, &rq, &id, err)))
         goto out;
+    e->reqs[e->n_reqs - 1]->sink = out_tokens;
+    e->reqs[e->n_reqs - 1]->sink_cap = cap;
     while (gl_engine_busy(e))
         if ((st = gl_engine_step(e, err)))
             goto out;
     gl_request_status rs;
     gl_engine_status(e, id, &rs);
-    for (int i = 0; i < rs.n_generated && i < cap; i++)
-        out_tokens[i] = rs.tokens[i];
     res->n_generated = rs.n_generated;
     res->stop = rs.stop;
     res->prefill_ms = rs.prefill_ms;

@@ -362,3 +362,68 @@ Test(engine, cli_batch_equals_run)
     cr_expect(strstr(buf, "rc=1"), "%s", buf);
     remove(in);
 }
+
+/* A request that keeps no history (what `genloop run` streams with) drops
+ * old tokens and text as it goes; its output must not change. */
+Test(engine, bounded_history_same_output)
+{
+    gl_model *m = load("stories260K");
+    enum { N = 3000 };
+    static int32_t full[N], bounded[N];
+    gl_error err;
+    for (int pass = 0; pass < 2; pass++) {
+        gl_engine_params ep = gl_engine_default_params();
+        ep.max_seqs = 1;
+        ep.n_ctx = 64;
+        ep.n_keep = 2;
+        gl_engine *e;
+        cr_assert_eq(gl_engine_create(&e, m, &ep, &err), GL_OK, "%s", err.msg);
+        gl_request r = gl_request_default();
+        r.prompt = "Once upon a time";
+        r.n_predict = N;
+        r.sampling.temp = 1.0f;
+        r.sampling.seed = 77;
+        r.sampling.repeat_penalty = 1.1f;
+        r.sampling.repeat_last_n = 32;
+        r.keep_history = pass == 0;
+        int64_t id;
+        cr_assert_eq(gl_engine_submit(e, &r, &id, &err), GL_OK, "%s", err.msg);
+        int got = 0;
+        while (gl_engine_busy(e)) {
+            cr_assert_eq(gl_engine_step(e, &err), GL_OK, "%s", err.msg);
+            gl_request_status st;
+            gl_engine_status(e, id, &st);
+            if (pass == 1 && st.tokens == NULL)
+                got = -1; /* the head was dropped, as it should be */
+            if (pass == 0)
+                memcpy(full, st.tokens, sizeof(int32_t) * (size_t)st.n_generated);
+        }
+        if (pass == 1) {
+            cr_expect_eq(got, -1, "a long request kept its whole history");
+            gl_request_status st;
+            gl_engine_status(e, id, &st);
+            cr_expect_eq(st.n_generated, N);
+        }
+        gl_engine_free(e);
+    }
+    /* the bounded run through gl_generate, which records every id */
+    gl_ctx_params cp = gl_ctx_default_params();
+    cp.n_ctx = 64;
+    cp.n_keep = 2;
+    gl_ctx *c;
+    cr_assert_eq(gl_ctx_create(&c, m, &cp, &err), GL_OK, "%s", err.msg);
+    gl_gen_params gp = gl_gen_default_params();
+    gp.n_predict = N;
+    gp.sampling.temp = 1.0f;
+    gp.sampling.seed = 77;
+    gp.sampling.repeat_penalty = 1.1f;
+    gp.sampling.repeat_last_n = 32;
+    int32_t prompt[16];
+    int n = gl_tokenize(m, "Once upon a time", 16, true, prompt, 16, &err);
+    gl_gen_result res;
+    cr_assert_eq(gl_generate(c, prompt, n, &gp, NULL, NULL, bounded, N, &res, &err), GL_OK);
+    cr_assert_eq(res.n_generated, N);
+    cr_expect_eq(memcmp(full, bounded, sizeof full), 0, "bounded history changed the output");
+    gl_ctx_free(c);
+    gl_model_free(m);
+}

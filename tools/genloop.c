@@ -235,6 +235,7 @@ static bool on_token(void *user, int32_t id, const char *text, size_t len)
     if (rs->stream) {
         fwrite(text, 1, len, stdout);
         fflush(stdout);
+        return true;
     }
     if (rs->len + len + 1 > rs->cap) {
         size_t nc = (rs->cap ? rs->cap * 2 : 4096) + len;
@@ -325,7 +326,9 @@ static int cmd_run(int argc, char **argv)
     gp.sampling.repeat_last_n = (int)o.repeat_last_n;
     gp.sampling.seed = o.have_seed ? o.seed : (uint64_t)time(NULL);
 
-    const int cap = o.n_predict >= 0 ? (int)o.n_predict : 1 << 20;
+    /* streaming keeps nothing, so generating forever runs in fixed memory;
+     * --json must print every id */
+    const int cap = !o.json ? 0 : o.n_predict >= 0 ? (int)o.n_predict : 1 << 20;
     out = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *out);
     if (!out) {
         cli_error("out of memory");
