@@ -217,10 +217,11 @@ int cmd_bench(int argc, char **argv)
     qsort(dec, (size_t)reps, sizeof *dec, cmp_double);
     const double pre_med = pre[reps / 2], dec_med = dec[reps / 2];
 
-    double bw = bench_memory_bandwidth(nt, (size_t)bw_mib << 20, 3);
+    /* peak RSS of the model run, read before the probe's buffer counts */
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const double rss = (double)ru.ru_maxrss * 1024.0;
+    double bw = bench_memory_bandwidth(nt, (size_t)bw_mib << 20, 3);
     const double wbt = (double)info.weight_bytes_per_token;
     const double roof = bw > 0 ? bw * 1e9 / wbt : 0;
     if (json) {
