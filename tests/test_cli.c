@@ -9,19 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_run.h"
 #include "shared_data.h"
-
-typedef struct run_out {
-    int status;
-    char out[1 << 16];
-    char err[8192];
-} run_out;
-
-static const char *bin(void)
-{
-    const char *b = getenv("GENLOOP_BIN");
-    return b ? b : "build/genloop";
-}
 
 static void slurp(const char *path, char *buf, size_t cap)
 {
@@ -31,49 +20,6 @@ static void slurp(const char *path, char *buf, size_t cap)
     if (f)
         fclose(f);
 }
-
-/* Runs genloop with argv (NULL-terminated), stdin from `input` (may be NULL). */
-static void run(run_out *r, const char *input, const char *const *argv)
-{
-    char in_path[] = "/tmp/gl_cli_inXXXXXX", out_path[] = "/tmp/gl_cli_outXXXXXX",
-         err_path[] = "/tmp/gl_cli_errXXXXXX";
-    int fi = mkstemp(in_path), fo = mkstemp(out_path), fe = mkstemp(err_path);
-    cr_assert(fi >= 0 && fo >= 0 && fe >= 0);
-    if (input)
-        cr_assert_eq(write(fi, input, strlen(input)), (ssize_t)strlen(input));
-    lseek(fi, 0, SEEK_SET);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fi, 0);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        const char *args[64];
-        int n = 0;
-        args[n++] = bin();
-        for (int i = 0; argv[i] && n < 63; i++)
-            args[n++] = argv[i];
-        args[n] = NULL;
-        execv(bin(), (char *const *)args);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    slurp(out_path, r->out, sizeof r->out);
-    slurp(err_path, r->err, sizeof r->err);
-    close(fi);
-    close(fo);
-    close(fe);
-    unlink(in_path);
-    unlink(out_path);
-    unlink(err_path);
-}
-
-#define RUN(r, input, ...)                                                                      \
-    do {                                                                                        \
-        const char *const a_[] = { __VA_ARGS__, NULL };                                         \
-        run(r, input, a_);                                                                      \
-    } while (0)
 
 static const char *model(const char *name)
 {

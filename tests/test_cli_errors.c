@@ -16,79 +16,9 @@
 #include "genloop.h"
 #include "gguf.h"
 #include "gguf_writer.h"
+#include "cli_run.h"
 #include "shared_data.h"
 #include "tiny_model.h"
-
-typedef struct run_out {
-    int status;
-    char out[1 << 16];
-    char err[8192];
-} run_out;
-
-static const char *bin(void)
-{
-    const char *b = getenv("GENLOOP_BIN");
-    return b ? b : "build/genloop";
-}
-
-static void slurp(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-}
-
-/* Runs genloop with argv (NULL-terminated), stdin from `input` (may be
- * NULL), killed after 60 s so a hang fails instead of stalling. */
-static void run(run_out *r, const char *input, size_t input_len, const char *const *argv)
-{
-    char in_path[] = "/tmp/gl_clie_inXXXXXX", out_path[] = "/tmp/gl_clie_outXXXXXX",
-         err_path[] = "/tmp/gl_clie_errXXXXXX";
-    int fi = mkstemp(in_path), fo = mkstemp(out_path), fe = mkstemp(err_path);
-    cr_assert(fi >= 0 && fo >= 0 && fe >= 0);
-    if (input)
-        cr_assert_eq(write(fi, input, input_len), (ssize_t)input_len);
-    lseek(fi, 0, SEEK_SET);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fi, 0);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        alarm(60);
-        const char *args[64];
-        int n = 0;
-        args[n++] = bin();
-        for (int i = 0; argv[i] && n < 63; i++)
-            args[n++] = argv[i];
-        args[n] = NULL;
-        execv(bin(), (char *const *)args);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    slurp(out_path, r->out, sizeof r->out);
-    slurp(err_path, r->err, sizeof r->err);
-    close(fi);
-    close(fo);
-    close(fe);
-    unlink(in_path);
-    unlink(out_path);
-    unlink(err_path);
-}
-
-#define RUN(r, ...)                                                                             \
-    do {                                                                                        \
-        const char *const a_[] = { __VA_ARGS__, NULL };                                         \
-        run(r, NULL, 0, a_);                                                                    \
-    } while (0)
-#define RUN_IN(r, in, len, ...)                                                                 \
-    do {                                                                                        \
-        const char *const a_[] = { __VA_ARGS__, NULL };                                         \
-        run(r, in, len, a_);                                                                    \
-    } while (0)
 
 static const char *model(const char *name)
 {
@@ -143,36 +73,36 @@ static run_out r;
 Test(cli_errors, invalid_flags_exit_2)
 {
     const char *m = "x.gguf";
-    RUN(&r, "run", "-m", m, "-p", "x", "-x");
+    RUN(&r, NULL, "run", "-m", m, "-p", "x", "-x");
     expect_error(&r, 2, "-x");
-    RUN(&r, "run", "-m", m, "-p", "x", "--");
+    RUN(&r, NULL, "run", "-m", m, "-p", "x", "--");
     expect_error(&r, 2, "--");
-    RUN(&r, "tokenize", "-m", m, "--json");
+    RUN(&r, NULL, "tokenize", "-m", m, "--json");
     expect_error(&r, 2, "--json");
-    RUN(&r, "tokenize", "-m", m, "-n", "3");
+    RUN(&r, NULL, "tokenize", "-m", m, "-n", "3");
     expect_error(&r, 2, "-n");
-    RUN(&r, "info", "--no-ring");
+    RUN(&r, NULL, "info", "--no-ring");
     expect_error(&r, 2, "--no-ring");
-    RUN(&r, "info", "a.gguf", "b.gguf");
+    RUN(&r, NULL, "info", "a.gguf", "b.gguf");
     expect_error(&r, 2, "b.gguf");
-    RUN(&r, "run", "-m", m, "-p", "x", "stray");
+    RUN(&r, NULL, "run", "-m", m, "-p", "x", "stray");
     expect_error(&r, 2, "stray");
-    RUN(&r, "eval", "-m", m, "--ids", "1");
+    RUN(&r, NULL, "eval", "-m", m, "--ids", "1");
     expect_error(&r, 2, "--logits-out");
-    RUN(&r, "eval", "-m", m, "--logits-out", "/tmp/x");
+    RUN(&r, NULL, "eval", "-m", m, "--logits-out", "/tmp/x");
     expect_error(&r, 2, "--ids");
-    RUN(&r, "tokenize");
+    RUN(&r, NULL, "tokenize");
     expect_error(&r, 2, "-m");
-    RUN(&r, "run", "-m", m, "-p", "x", "-c");
+    RUN(&r, NULL, "run", "-m", m, "-p", "x", "-c");
     expect_error(&r, 2, "-c");
-    RUN(&r, "run", "-m", m, "-p", "x", "--backend", "");
+    RUN(&r, NULL, "run", "-m", m, "-p", "x", "--backend", "");
     expect_error(&r, 2, "backend");
 
-    RUN(&r, "frobnicate");
+    RUN(&r, NULL, "frobnicate");
     expect_error(&r, 2, "frobnicate");
     /* no command: the usage text, exit 2 */
     const char *const none[] = { NULL };
-    run(&r, NULL, 0, none);
+    cr_assert_eq(cli_run(&r, NULL, 0, none), 0);
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "usage:"), "%s", r.err);
 }
@@ -193,16 +123,16 @@ Test(cli_errors, out_of_range_values_exit_2)
         {"--seed", "99999999999999999999999"}, {"--seed", "12abc"}, {"--keep", "-1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        RUN(&r, "run", "-m", m, "-p", "x", bad[i][0], bad[i][1]);
+        RUN(&r, NULL, "run", "-m", m, "-p", "x", bad[i][0], bad[i][1]);
         expect_error(&r, 2, bad[i][0]);
     }
-    RUN(&r, "run", "-m", m, "-p", "x", "--keep", "16", "-c", "16");
+    RUN(&r, NULL, "run", "-m", m, "-p", "x", "--keep", "16", "-c", "16");
     expect_error(&r, 2, "--keep");
-    RUN(&r, "eval", "-m", m, "--ids", "", "--logits-out", "/tmp/x");
+    RUN(&r, NULL, "eval", "-m", m, "--ids", "", "--logits-out", "/tmp/x");
     expect_error(&r, 2, "--ids");
-    RUN(&r, "eval", "-m", m, "--ids", "-1", "--logits-out", "/tmp/x");
+    RUN(&r, NULL, "eval", "-m", m, "--ids", "-1", "--logits-out", "/tmp/x");
     expect_error(&r, 2, "--ids");
-    RUN(&r, "eval", "-m", m, "--ids", "99999999999", "--logits-out", "/tmp/x");
+    RUN(&r, NULL, "eval", "-m", m, "--ids", "99999999999", "--logits-out", "/tmp/x");
     expect_error(&r, 2, "--ids");
 }
 
@@ -210,17 +140,17 @@ Test(cli_errors, out_of_range_values_exit_2)
 
 Test(cli_errors, bad_model_files_exit_1)
 {
-    RUN(&r, "run", "-m", "", "-p", "x");
+    RUN(&r, NULL, "run", "-m", "", "-p", "x");
     expect_error(&r, 1, NULL);
-    RUN(&r, "run", "-m", "/nonexistent/dir/model.gguf", "-p", "x");
+    RUN(&r, NULL, "run", "-m", "/nonexistent/dir/model.gguf", "-p", "x");
     expect_error(&r, 1, "/nonexistent/dir/model.gguf");
-    RUN(&r, "info", "/tmp");
+    RUN(&r, NULL, "info", "/tmp");
     expect_error(&r, 1, "directory");
-    RUN(&r, "tokenize", "-m", "/tmp", "-p", "x");
+    RUN(&r, NULL, "tokenize", "-m", "/tmp", "-p", "x");
     expect_error(&r, 1, "directory");
-    RUN(&r, "eval", "-m", "/tmp", "--ids", "1", "--logits-out", "/tmp/gl_clie_x");
+    RUN(&r, NULL, "eval", "-m", "/tmp", "--ids", "1", "--logits-out", "/tmp/gl_clie_x");
     expect_error(&r, 1, "directory");
-    RUN(&r, "info", "/dev/null");
+    RUN(&r, NULL, "info", "/dev/null");
     expect_error(&r, 1, "not a regular file");
 
     /* a FIFO: must not block waiting for a writer */
@@ -228,7 +158,7 @@ Test(cli_errors, bad_model_files_exit_1)
     snprintf(fifo, sizeof fifo, "/tmp/gl_clie_fifo_%d", (int)getpid());
     unlink(fifo);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
-    RUN(&r, "info", fifo);
+    RUN(&r, NULL, "info", fifo);
     expect_error(&r, 1, "not a regular file");
     unlink(fifo);
 
@@ -237,28 +167,28 @@ Test(cli_errors, bad_model_files_exit_1)
     FILE *f = fopen(path, "wb");
     cr_assert(f);
     fclose(f);
-    RUN(&r, "info", path);
+    RUN(&r, NULL, "info", path);
     expect_error(&r, 1, "empty");
     /* not a GGUF at all */
     f = fopen(path, "wb");
     fputs("#!/bin/sh\necho hello\n", f);
     fclose(f);
-    RUN(&r, "run", "-m", path, "-p", "x");
+    RUN(&r, NULL, "run", "-m", path, "-p", "x");
     expect_error(&r, 1, "magic");
     /* unreadable (only meaningful when not root) */
     if (geteuid() != 0) {
         chmod(path, 0);
-        RUN(&r, "info", path);
+        RUN(&r, NULL, "info", path);
         expect_error(&r, 1, path);
     }
     unlink(path);
 
     /* --logits-out into a directory that does not exist */
-    RUN(&r, "eval", "-m", model("stories260K.gguf"), "--ids", "1 2",
+    RUN(&r, NULL, "eval", "-m", model("stories260K.gguf"), "--ids", "1 2",
         "--logits-out", "/nonexistent/dir/out.f32");
     expect_error(&r, 1, "/nonexistent/dir/out.f32");
     /* --logits-out is a directory */
-    RUN(&r, "eval", "-m", model("stories260K.gguf"), "--ids", "1 2", "--logits-out", "/tmp");
+    RUN(&r, NULL, "eval", "-m", model("stories260K.gguf"), "--ids", "1 2", "--logits-out", "/tmp");
     expect_error(&r, 1, "/tmp");
 }
 
@@ -284,12 +214,12 @@ Test(cli_errors, prompts)
 {
     const char *m = model("stories260K.gguf");
     /* empty prompt: starts from BOS alone (documented) */
-    RUN(&r, "run", "-m", m, "-p", "", "-n", "4", "--temp", "0");
+    RUN(&r, NULL, "run", "-m", m, "-p", "", "-n", "4", "--temp", "0");
     expect_ok(&r);
     /* empty prompt and no BOS: nothing to start from */
     const char *nobos = write_tiny(&(tm_opts){.override_key = "tokenizer.ggml.bos_token_id",
                                               .override_val = -1}, "nobos");
-    RUN(&r, "run", "-m", nobos, "-p", "", "-n", "4");
+    RUN(&r, NULL, "run", "-m", nobos, "-p", "", "-n", "4");
     expect_error(&r, 2, "empty");
     unlink(nobos);
 
@@ -298,22 +228,22 @@ Test(cli_errors, prompts)
     long_prompt[0] = '\0';
     for (int i = 0; i < 40; i++)
         strcat(long_prompt, "Once upon a time there was a dog. ");
-    RUN(&r, "run", "-m", m, "-p", long_prompt, "-c", "16", "-n", "4", "--no-ring");
+    RUN(&r, NULL, "run", "-m", m, "-p", long_prompt, "-c", "16", "-n", "4", "--no-ring");
     expect_error(&r, 2, "context");
     /* ... and slides through the ring with it (documented default) */
-    RUN(&r, "run", "-m", m, "-p", long_prompt, "-c", "16", "-n", "4", "--temp", "0");
+    RUN(&r, NULL, "run", "-m", m, "-p", long_prompt, "-c", "16", "-n", "4", "--temp", "0");
     expect_ok(&r);
-    RUN(&r, "run", "-m", m, "-p", long_prompt, "-c", "16", "--keep", "4", "-n", "4");
+    RUN(&r, NULL, "run", "-m", m, "-p", long_prompt, "-c", "16", "--keep", "4", "-n", "4");
     expect_ok(&r);
 
     /* non-UTF-8 prompts are text like any other; JSON output stays valid */
-    RUN(&r, "run", "-m", m, "-p", "\xff\xfe\x80 abc \xc3", "-n", "8", "--json", "--temp", "0");
+    RUN(&r, NULL, "run", "-m", m, "-p", "\xff\xfe\x80 abc \xc3", "-n", "8", "--json", "--temp", "0");
     expect_ok(&r);
     cr_expect(strstr(r.out, "\"tokens\""), "%s", r.out);
     for (const unsigned char *p = (const unsigned char *)r.out; *p; p++)
         cr_expect(*p < 0x80 || (*p >= 0xc2 && *p <= 0xf4) || (*p >= 0x80 && *p <= 0xbf),
                   "invalid byte %#x in JSON", *p);
-    RUN(&r, "tokenize", "-m", m, "-p", "\xed\xa0\x80\xf4\x90\x80\x80");
+    RUN(&r, NULL, "tokenize", "-m", m, "-p", "\xed\xa0\x80\xf4\x90\x80\x80");
     expect_ok(&r);
     /* stdin with NULs and invalid UTF-8 */
     RUN_IN(&r, "a\0b\xff\xc3(\n", 7, "tokenize", "-m", m, "--no-bos");
@@ -329,9 +259,9 @@ Test(cli_errors, prompts)
     free(text);
 
     /* -n 0 generates nothing; -n -1 is unlimited (stopped here by the context) */
-    RUN(&r, "run", "-m", m, "-p", "Once", "-n", "0");
+    RUN(&r, NULL, "run", "-m", m, "-p", "Once", "-n", "0");
     expect_ok(&r);
-    RUN(&r, "run", "-m", m, "-p", "Once", "-n", "-1", "-c", "32", "--no-ring", "--json");
+    RUN(&r, NULL, "run", "-m", m, "-p", "Once", "-n", "-1", "-c", "32", "--no-ring", "--json");
     expect_ok(&r);
     cr_expect(strstr(r.out, "\"stop\": \"context\"") || strstr(r.out, "\"stop\": \"eos\""),
               "%s", r.out);
@@ -344,7 +274,7 @@ Test(cli_errors, prompts)
 Test(cli_errors, context_larger_than_memory, .timeout = 120)
 {
     const char *m = write_tiny(&(tm_opts){.wtype = GGUF_T_Q4_0, .n_layers = 512}, "deep");
-    RUN(&r, "run", "-m", m, "-p", "Once", "-c", "16777216", "-n", "2");
+    RUN(&r, NULL, "run", "-m", m, "-p", "Once", "-c", "16777216", "-n", "2");
     expect_error(&r, 1, "bytes");
     cr_expect(strstr(r.err, "549755813888"), "KV bytes not named: %s", r.err);
     /* the library says the same */
@@ -363,7 +293,7 @@ Test(cli_errors, context_larger_than_memory, .timeout = 120)
     cr_expect_eq(gl_ctx_create(&c, mdl, &cp, &err), GL_OK, "%s", err.msg);
     gl_ctx_free(c);
     gl_model_free(mdl);
-    RUN(&r, "run", "-m", m, "-p", "Once", "-c", "8", "-n", "2");
+    RUN(&r, NULL, "run", "-m", m, "-p", "Once", "-c", "8", "-n", "2");
     expect_ok(&r);
     unlink(m);
 }

@@ -14,6 +14,7 @@
 #include "gguf.h"
 #include "gguf_writer.h"
 #include "kernels.h"
+#include "cli_run.h"
 #include "shared_data.h"
 #include "tokenizer.h"
 #include "tokenizer_bpe.h"
@@ -68,72 +69,6 @@ static int32_t argmax(const float *v, int n)
             best = i;
     return best;
 }
-
-/* ---- running the CLI (as tests/test_cli.c) -------------------------------- */
-
-typedef struct run_out {
-    int status;
-    char out[1 << 16];
-    char err[8192];
-} run_out;
-
-static const char *bin(void)
-{
-    const char *b = getenv("GENLOOP_BIN");
-    return b ? b : "build/genloop";
-}
-
-static void slurp(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-}
-
-/* Runs genloop with argv (NULL-terminated), stdin from `input` (may be NULL). */
-static void run(run_out *r, const char *input, const char *const *argv)
-{
-    char in_path[] = "/tmp/gl_gpt2_inXXXXXX", out_path[] = "/tmp/gl_gpt2_outXXXXXX",
-         err_path[] = "/tmp/gl_gpt2_errXXXXXX";
-    int fi = mkstemp(in_path), fo = mkstemp(out_path), fe = mkstemp(err_path);
-    cr_assert(fi >= 0 && fo >= 0 && fe >= 0);
-    if (input)
-        cr_assert_eq(write(fi, input, strlen(input)), (ssize_t)strlen(input));
-    lseek(fi, 0, SEEK_SET);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fi, 0);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        const char *args[64];
-        int n = 0;
-        args[n++] = bin();
-        for (int i = 0; argv[i] && n < 63; i++)
-            args[n++] = argv[i];
-        args[n] = NULL;
-        execv(bin(), (char *const *)args);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    slurp(out_path, r->out, sizeof r->out);
-    slurp(err_path, r->err, sizeof r->err);
-    close(fi);
-    close(fo);
-    close(fe);
-    unlink(in_path);
-    unlink(out_path);
-    unlink(err_path);
-}
-
-#define RUN(r, input, ...)                                                                      \
-    do {                                                                                        \
-        const char *const a_[] = { __VA_ARGS__, NULL };                                         \
-        run(r, input, a_);                                                                      \
-    } while (0)
 
 /* Parses the integers of s up to the first ']' or newline. */
 static int parse_ints(const char *s, int32_t *out, int cap)
