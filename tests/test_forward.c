@@ -208,3 +208,44 @@ Test(determinism, threads_and_chunking)
     gl_ctx_free(c);
     gl_model_free(m);
 }
+
+/* Every backend's teacher-forced logits agree with the generic backend's at
+ * least as tightly as each agrees with the reference. */
+static void check_backends_agree(const char *name, double max_step)
+{
+    need_shared();
+    static td_ref refs[1];
+    cr_assert_gt(td_read_refs(name, refs, 1), 0);
+    gl_model *g = load(name, "generic");
+    int n;
+    const int steps = 120, V = refs[0].n_vocab;
+    float *ref = teacher_force(g, &refs[0], steps, &n, 1);
+    const char *backends[8];
+    const int nb = gl_backend_list(backends, 8);
+    for (int bi = 0; bi < nb; bi++) {
+        if (!strcmp(backends[bi], "generic") || gl_backend_check(backends[bi], NULL) != GL_OK)
+            continue;
+        gl_model *m = load(name, backends[bi]);
+        float *lg = teacher_force(m, &refs[0], steps, &n, 2);
+        double worst = 0;
+        for (int i = 0; i < n; i++) {
+            double e = td_rel_rms(lg + (size_t)i * V, ref + (size_t)i * V, V);
+            worst = e > worst ? e : worst;
+        }
+        cr_log_info("%s: %s vs generic: worst %.5f%%", name, backends[bi], 100 * worst);
+        cr_expect_leq(worst, max_step, "%s: %s vs generic %.4f%%", name, backends[bi],
+                      100 * worst);
+        free(lg);
+        gl_model_free(m);
+    }
+    free(ref);
+    gl_model_free(g);
+}
+
+Test(backends, agree_with_generic)
+{
+    check_backends_agree("stories260K", 0.005);
+    check_backends_agree("stories260K-F16", 0.005);
+    check_backends_agree("stories260K-mixQ8_0", GL_TEST_Q_MAX_STEP);
+    check_backends_agree("stories260K-mixQ4_0", GL_TEST_Q_MAX_STEP);
+}
