@@ -16,7 +16,7 @@
 
 typedef struct mv_task {
     const gl_kernels *k;
-    int type, n, rows;
+    int type, n, rows, layout; /* layout != 0: w is repacked, groups 8 rows apart */
     size_t wrb;
     const void *w, *x;
     float *y;
@@ -27,7 +27,10 @@ static void mv_worker(void *arg, int ith, int nth)
     const mv_task *t = arg;
     int r0, r1;
     gl_split_range(t->rows, 16, ith, nth, &r0, &r1);
-    if (r0 < r1)
+    if (r0 < r1 && t->layout)
+        t->k->matmul_packed[t->layout](t->w, t->wrb * GL_X8_ROWS, t->x, 0, t->y, (size_t)t->rows,
+                                       t->n, r0, r1, 1);
+    else if (r0 < r1)
         t->k->matmul[t->type](t->w, t->wrb, t->x, 0, t->y, (size_t)t->rows, t->n, r0, r1, 1);
 }
 
@@ -49,8 +52,8 @@ int main(int argc, char **argv)
         }
     }
     const size_t arena = mb << 20;
-    unsigned char *buf = aligned_alloc(4096, arena);
-    if (!buf)
+    unsigned char *buf = aligned_alloc(4096, arena), *pbuf = aligned_alloc(4096, arena);
+    if (!buf || !pbuf)
         return 1;
     /* plausible blocks: random quants, d = 2^-7 */
     uint64_t s = 88172645463325252ull;
@@ -77,7 +80,7 @@ int main(int argc, char **argv)
     const int nb = gl_backend_list(names, 16);
     static const struct { int n, rows; } shapes[] = { { 2048, 5632 }, { 5632, 2048 } };
     static const int types[] = { GGUF_T_Q4_0, GGUF_T_Q8_0 };
-    printf("%-13s %-5s %-10s %3s %10s %9s %6s %9s\n", "backend", "type", "n x rows", "thr",
+    printf("%-13s %-7s %-10s %3s %10s %9s %6s %9s\n", "backend", "type", "n x rows", "thr",
            "us/call", "GB/s cold", "of bw", "GB/s hot");
     for (int bi = 0; bi < nb; bi++) {
         gl_kernels k;
@@ -87,9 +90,13 @@ int main(int argc, char **argv)
             gl_threadpool *pool;
             if (gl_threadpool_create(&pool, nths[ti], NULL) != GL_OK)
                 return 1;
-            for (int ty = 0; ty < 2; ty++)
+            for (int ty = 0; ty < 4; ty++)
                 for (int si = 0; si < 2; si++) {
-                    const int type = types[ty], n = shapes[si].n, rows = shapes[si].rows;
+                    /* ty 2, 3: the same matrices repacked (x8 layouts), where the backend uses them */
+                    const int type = types[ty % 2], n = shapes[si].n, rows = shapes[si].rows;
+                    const int layout = ty >= 2 ? k.repack[type].layout : 0;
+                    if (ty >= 2 && !k.repack[type].use)
+                        continue;
                     const size_t wrb = (size_t)n / 32 * (type == GGUF_T_Q4_0 ? sizeof(block_q4_0) : sizeof(block_q8_0));
                     const size_t wbytes = wrb * (size_t)rows;
                     const size_t ncopies = arena / wbytes;
@@ -103,7 +110,13 @@ int main(int argc, char **argv)
                     k.quantize_q8_0((const float *)(const void *)buf, x, n); /* any finite input */
                     for (int b = 0; b < n / 32; b++)
                         x[b].d = 0x2000;
-                    mv_task t = { .k = &k, .type = type, .n = n, .rows = rows, .wrb = wrb, .x = x, .y = y };
+                    if (layout)
+                        for (size_t c = 0; c < ncopies; c++)
+                            k.repack[type].fn(pbuf + c * wbytes, buf + c * wbytes, wrb, n, rows, 0,
+                                              rows / GL_X8_ROWS);
+                    unsigned char *base = layout ? pbuf : buf;
+                    mv_task t = { .k = &k, .type = type, .n = n, .rows = rows, .wrb = wrb, .x = x, .y = y,
+                                  .layout = layout };
                     double gbs[2];
                     for (int hot = 0; hot < 2; hot++) {
                         const int calls = hot ? 200 : (int)(ncopies < 200 ? ncopies * 2 : 400);
@@ -111,7 +124,7 @@ int main(int argc, char **argv)
                         for (int rep = 0; rep < 3; rep++) {
                             const double t0 = bw_now();
                             for (int i = 0; i < calls; i++) {
-                                t.w = buf + (hot ? 0 : (size_t)i % ncopies * wbytes);
+                                t.w = base + (hot ? 0 : (size_t)i % ncopies * wbytes);
                                 gl_threadpool_run(pool, mv_worker, &t);
                             }
                             const double dt = (bw_now() - t0) / calls;
@@ -120,8 +133,10 @@ int main(int argc, char **argv)
                         }
                         gbs[hot] = (double)wbytes / best * 1e-9;
                         if (!hot)
-                            printf("%-13s %-5s %4dx%-5d %3d %10.1f %9.1f %5.0f%%", names[bi],
-                                   type == GGUF_T_Q4_0 ? "q4_0" : "q8_0", n, rows, nths[ti],
+                            printf("%-13s %-7s %4dx%-5d %3d %10.1f %9.1f %5.0f%%", names[bi],
+                                   type == GGUF_T_Q4_0 ? (layout ? "q4_0x8" : "q4_0")
+                                                       : (layout ? "q8_0x8" : "q8_0"),
+                                   n, rows, nths[ti],
                                    best * 1e6, gbs[0], 100 * gbs[0] / bw[ti]);
                     }
                     printf(" %9.1f\n", gbs[1]);
@@ -132,5 +147,6 @@ int main(int argc, char **argv)
         }
     }
     free(buf);
+    free(pbuf);
     return 0;
 }

@@ -100,7 +100,13 @@ void gl_kv_to_cache_format(const gl_ctx *c, uint8_t *dst, const float *src, int 
     }
 }
 
-/* ---- attention: one (token, head) pair per work item --------------------- */
+/* ---- attention: one (token, KV head) per work item -----------------------
+ * The query heads sharing a KV head (a group, grouped-query attention) are
+ * computed together by the group kernels, which read each K and V row once
+ * for the whole group. When there are fewer (token, KV head) items than
+ * threads (decode with few KV heads), a group is cut into sub-groups so
+ * every thread has work; the group kernels give each head the same bits
+ * whichever heads share a call, so the cut never changes a result. */
 
 typedef struct attn_task {
     gl_ctx *c;
@@ -113,30 +119,43 @@ static void attn_worker(void *arg, int ith, int nth)
     gl_ctx *c = t->c;
     const gl_config *cfg = &c->m->cfg;
     const int hd = cfg->head_dim, q_dim = cfg->n_heads * hd;
-    const int group = cfg->n_heads / cfg->n_kv_heads;
+    const int n_kv = cfg->n_kv_heads, group = cfg->n_heads / n_kv;
     const float scale = 1.0f / sqrtf((float)hd);
-    float *scores = c->scores + (size_t)ith * c->n_ctx;
-    float *q16 = c->q16 + (size_t)ith * cfg->head_dim;
+    const size_t ss = (size_t)c->n_ctx; /* scores of head h at scores + h * ss */
+    float *scores = c->scores + (size_t)ith * group * ss;
+    float *q16 = c->q16 + (size_t)ith * group * hd;
+    const bool q8 = c->kv_type == GL_KV_Q8_0, f16 = c->kv_type == GL_KV_F16;
+
+    /* sub-groups of `sub` query heads, `per_kv` of them per KV head */
+    int per_kv = 1;
+    const int items = t->nb * n_kv;
+    if (items < nth)
+        per_kv = (nth + items - 1) / items < group ? (nth + items - 1) / items : group;
+    const int sub = (group + per_kv - 1) / per_kv;
+    per_kv = (group + sub - 1) / sub;
+
     int i0, i1;
-    gl_split_range(t->nb * cfg->n_heads, 1, ith, nth, &i0, &i1);
+    gl_split_range(items * per_kv, 1, ith, nth, &i0, &i1);
     for (int item = i0; item < i1; item++) {
-        const int b = item / cfg->n_heads, h = item % cfg->n_heads;
+        const int b = item / (n_kv * per_kv), rem = item % (n_kv * per_kv);
+        const int kvh = rem / per_kv, g0 = rem % per_kv * sub;
+        const int nq = group - g0 < sub ? group - g0 : sub;
+        const int h0 = kvh * group + g0; /* first query head of the item */
         const size_t layer_off = cache_off(c, c->row_seq[b], t->layer);
-        const bool q8 = c->kv_type == GL_KV_Q8_0;
         /* F16/F32 rows are addressed at the head; Q8_0 rows at the row start
          * plus an element offset, since a head may sit inside a block */
-        const int head_elem = (h / group) * hd;
+        const int head_elem = kvh * hd;
         const size_t head_off = q8 ? 0 : (size_t)head_elem * c->kv_elem;
-        const float *q = c->q + (size_t)b * q_dim + h * hd;
-        if (c->kv_type == GL_KV_F16) {
+        const float *q = c->q + (size_t)b * q_dim + (size_t)h0 * hd;
+        if (f16) {
             /* The keys are F16, so the query meets them at F16 precision, as
              * the reference implementation computes it: this halves our
              * distance to its logits and keeps near-tie greedy choices equal. */
-            for (int i = 0; i < hd; i++)
+            for (int i = 0; i < nq * hd; i++)
                 q16[i] = gl_f16_to_f32(gl_f32_to_f16(q[i]));
             q = q16;
         }
-        float *out = c->att + (size_t)b * q_dim + h * hd;
+        float *out = c->att + (size_t)b * q_dim + (size_t)h0 * hd;
         const gl_kv_run *runs = c->runs + (size_t)b * GL_MAX_RUNS;
 
         int n = 0;
@@ -144,38 +163,41 @@ static void attn_worker(void *arg, int ith, int nth)
             const uint8_t *base = runs[r].in_chunk ? c->k_chunk : c->k_cache + layer_off;
             const uint8_t *rows = base + runs[r].row * c->kv_row_bytes + head_off;
             if (q8)
-                c->k->attn_scores_q8(scores + n, q, rows, c->kv_row_bytes, runs[r].n, head_elem,
-                                     hd, scale);
+                c->k->attn_scores_q8_g(scores + n, ss, q, (size_t)hd, nq, rows, c->kv_row_bytes,
+                                       runs[r].n, head_elem, hd, scale);
             else
-                c->k->attn_scores[c->kv_type](scores + n, q, rows, c->kv_row_bytes, runs[r].n,
-                                              hd, scale);
+                c->k->attn_scores_g[c->kv_type](scores + n, ss, q, (size_t)hd, nq, rows,
+                                                c->kv_row_bytes, runs[r].n, hd, scale);
             n += runs[r].n;
         }
-        float mx = -INFINITY, sum = 0.0f;
-        for (int j = 0; j < n; j++)
-            mx = scores[j] > mx ? scores[j] : mx;
-        for (int j = 0; j < n; j++) {
-            scores[j] = expf(scores[j] - mx);
-            sum += scores[j];
-        }
-        const float inv = 1.0f / sum;
-        for (int j = 0; j < n; j++)
-            scores[j] *= inv;
-        if (c->kv_type == GL_KV_F16) /* likewise the weights meet the F16 values */
+        for (int h = 0; h < nq; h++) { /* softmax, per head */
+            float *sc = scores + h * ss;
+            float mx = -INFINITY, sum = 0.0f;
             for (int j = 0; j < n; j++)
-                scores[j] = gl_f16_to_f32(gl_f32_to_f16(scores[j]));
+                mx = sc[j] > mx ? sc[j] : mx;
+            for (int j = 0; j < n; j++) {
+                sc[j] = expf(sc[j] - mx);
+                sum += sc[j];
+            }
+            const float inv = 1.0f / sum;
+            for (int j = 0; j < n; j++)
+                sc[j] *= inv;
+            if (f16) /* likewise the weights meet the F16 values */
+                for (int j = 0; j < n; j++)
+                    sc[j] = gl_f16_to_f32(gl_f32_to_f16(sc[j]));
+        }
 
-        memset(out, 0, (size_t)hd * sizeof(float));
+        memset(out, 0, (size_t)nq * hd * sizeof(float));
         n = 0;
         for (int r = 0; r < c->n_runs[b]; r++) {
             const uint8_t *base = runs[r].in_chunk ? c->v_chunk : c->v_cache + layer_off;
             const uint8_t *rows = base + runs[r].row * c->kv_row_bytes + head_off;
             if (q8)
-                c->k->attn_accum_q8(out, scores + n, rows, c->kv_row_bytes, runs[r].n, head_elem,
-                                    hd);
+                c->k->attn_accum_q8_g(out, (size_t)hd, scores + n, ss, nq, rows, c->kv_row_bytes,
+                                      runs[r].n, head_elem, hd);
             else
-                c->k->attn_accum[c->kv_type](out, scores + n, rows, c->kv_row_bytes, runs[r].n,
-                                             hd);
+                c->k->attn_accum_g[c->kv_type](out, (size_t)hd, scores + n, ss, nq, rows,
+                                               c->kv_row_bytes, runs[r].n, hd);
             n += runs[r].n;
         }
     }

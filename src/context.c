@@ -32,11 +32,14 @@ static gl_status check_memory(const gl_config *cfg, const gl_ctx_params *p, size
     const uint64_t nb = (uint64_t)p->n_batch, dim = (uint64_t)cfg->dim;
     const uint64_t q_dim = (uint64_t)cfg->n_heads * (uint64_t)cfg->head_dim;
     const uint64_t kv_dim = (uint64_t)cfg->n_kv_heads * (uint64_t)cfg->head_dim;
+    const uint64_t group = (uint64_t)(cfg->n_heads / cfg->n_kv_heads);
     const uint64_t kv = 2 * (uint64_t)p->n_seq * (uint64_t)cfg->n_layers * (uint64_t)p->n_ctx *
                         kv_row_bytes;
     const uint64_t scratch = nb * (5 * dim + 2 * q_dim + 2 * kv_dim + 2 * (uint64_t)cfg->ffn_dim) *
                                  sizeof(float) + 2 * nb * kv_row_bytes + nb * xq_stride +
-                             (uint64_t)p->n_threads * (uint64_t)p->n_ctx * sizeof(float);
+                             (uint64_t)p->n_threads * group * ((uint64_t)p->n_ctx +
+                                                               (uint64_t)cfg->head_dim) *
+                                 sizeof(float);
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || page <= 0)
         return GL_OK; /* unknown: let the allocations decide */
@@ -157,8 +160,10 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->rope_inv_freq = malloc(((size_t)cfg->rope_dim / 2 + 1) * sizeof(double));
     if (m->gpt2_layers)
         c->qkv = malloc(nb * 3 * dim * sizeof(float));
-    c->scores = malloc((size_t)p.n_threads * (size_t)p.n_ctx * sizeof(float));
-    c->q16 = malloc((size_t)p.n_threads * hd * sizeof(float));
+    /* attention scratch per thread: one KV head's group of query heads */
+    const size_t group = (size_t)(cfg->n_heads / cfg->n_kv_heads);
+    c->scores = malloc((size_t)p.n_threads * group * (size_t)p.n_ctx * sizeof(float));
+    c->q16 = malloc((size_t)p.n_threads * group * hd * sizeof(float));
     c->seq_pos = calloc((size_t)p.n_seq, sizeof(int));
     c->all_rows = malloc(nb * sizeof(int));
     c->row_seq = malloc(nb * sizeof(int));

@@ -56,8 +56,8 @@ struct gl_ctx {
     size_t xq_stride;
     float *rope_cs;             /* [n_batch][rope_dim]: cos, sin pairs      */
     double *rope_inv_freq;      /* [rope_dim / 2]                           */
-    float *scores;              /* [n_threads][n_ctx]                       */
-    float *q16;                 /* [n_threads][head_dim]: query at F16 precision */
+    float *scores;              /* [n_threads][group][n_ctx], group = n_heads / n_kv_heads */
+    float *q16;                 /* [n_threads][group][head_dim]: queries at F16 precision */
     gl_kv_run *runs;            /* [n_batch][GL_MAX_RUNS]                    */
     int *n_runs;                /* [n_batch]                                 */
     int n_threads;
@@ -84,8 +84,9 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
 void gl_kv_plan(gl_ctx *c, int nb);
 /* Converts n floats to the cache's storage type. */
 void gl_kv_to_cache_format(const gl_ctx *c, uint8_t *dst, const float *src, int n);
-/* Attention for every (token, head) of the chunk: reads c->q, c->k_chunk,
- * c->v_chunk and the ring; writes c->att. */
+/* Attention for every (token, head) of the chunk, the query heads of a KV
+ * head together: reads c->q, c->k_chunk, c->v_chunk and the ring; writes
+ * c->att. */
 void gl_attention(gl_ctx *c, int layer, int nb);
 /* Copies the batch's K/V rows into their sequences' ring slots. */
 void gl_kv_store_chunk(gl_ctx *c, int layer, int nb);

@@ -126,6 +126,33 @@ typedef GL_DECL_ATTN_SCORES_Q8_FN((*gl_attn_scores_q8_fn));
               int len)
 typedef GL_DECL_ATTN_ACCUM_Q8_FN((*gl_attn_accum_q8_fn));
 
+/* Grouped-query forms: the n_q query heads that share one KV head, in one
+ * pass over its K (V) rows, so each row is read once for the whole group.
+ * Query h (h < n_q) is q + h * q_stride; its scores go to
+ * scores + h * scores_stride, its weights are p + h * p_stride, its output
+ * is out + h * out_stride (strides in floats; the ranges of different heads
+ * do not overlap). Contract on top of the single-head one: every output is
+ * BIT-IDENTICAL to the same backend's single-head slot called per head
+ * (attn_scores[t] / attn_accum[t] / attn_scores_q8 / attn_accum_q8), for
+ * any n_q >= 1: a head's results never depend on which heads share a call,
+ * so callers may split a group freely. */
+#define GL_DECL_ATTN_SCORES_G_FN(name)                                                          \
+    void name(float *scores, size_t scores_stride, const float *q, size_t q_stride, int n_q,   \
+              const void *k, size_t row_stride, int n_keys, int len, float scale)
+typedef GL_DECL_ATTN_SCORES_G_FN((*gl_attn_scores_g_fn));
+#define GL_DECL_ATTN_ACCUM_G_FN(name)                                                           \
+    void name(float *out, size_t out_stride, const float *p, size_t p_stride, int n_q,         \
+              const void *v, size_t row_stride, int n_rows, int len)
+typedef GL_DECL_ATTN_ACCUM_G_FN((*gl_attn_accum_g_fn));
+#define GL_DECL_ATTN_SCORES_Q8_G_FN(name)                                                       \
+    void name(float *scores, size_t scores_stride, const float *q, size_t q_stride, int n_q,   \
+              const void *k, size_t row_stride, int n_keys, int off, int len, float scale)
+typedef GL_DECL_ATTN_SCORES_Q8_G_FN((*gl_attn_scores_q8_g_fn));
+#define GL_DECL_ATTN_ACCUM_Q8_G_FN(name)                                                        \
+    void name(float *out, size_t out_stride, const float *p, size_t p_stride, int n_q,         \
+              const void *v, size_t row_stride, int n_rows, int off, int len)
+typedef GL_DECL_ATTN_ACCUM_Q8_G_FN((*gl_attn_accum_q8_g_fn));
+
 /* KV cache storage types (the Q8_0 one has its own kernel slots). */
 enum gl_kv_type { GL_KV_F32 = 0, GL_KV_F16 = 1, GL_KV_TYPE_COUNT, GL_KV_Q8_0 = GL_KV_TYPE_COUNT };
 
@@ -160,6 +187,11 @@ typedef struct gl_kernels {
     gl_attn_accum_fn attn_accum[GL_KV_TYPE_COUNT];
     gl_attn_scores_q8_fn attn_scores_q8;
     gl_attn_accum_q8_fn attn_accum_q8;
+    /* grouped-query forms of the four above (runtime: src/attention.c) */
+    gl_attn_scores_g_fn attn_scores_g[GL_KV_TYPE_COUNT];
+    gl_attn_accum_g_fn attn_accum_g[GL_KV_TYPE_COUNT];
+    gl_attn_scores_q8_g_fn attn_scores_q8_g;
+    gl_attn_accum_q8_g_fn attn_accum_q8_g;
 } gl_kernels;
 
 /* Backends, in ascending order of preference. X(name, suffix-of-init-fn) */

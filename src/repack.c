@@ -2,9 +2,12 @@
  * prefers (k.repack, src/kernels.h; layouts in src/quant.h).
  *
  * The repacked copy replaces the file's bytes rather than duplicating
- * them: every packed matrix lives in one owned arena (2 MiB aligned,
- * transparent huge pages requested), and once a matrix is repacked the
- * page-aligned interior of its file range is dropped with MADV_DONTNEED.
+ * them: every packed matrix lives in one owned arena, and as each thread
+ * finishes its rows of a matrix the page-aligned interior of those file
+ * rows is dropped with MADV_DONTNEED, so file and copy are never both
+ * resident. (No MADV_HUGEPAGE: on the development VM first-touching
+ * 620 MB took 1.6-3.7 s with huge pages against ~0.5 s without, which
+ * would dominate load time.)
  * The mapping is private and read-only, so that only discards clean page
  * cache references; were those pages ever touched again they would be
  * read back from the file, unchanged.
@@ -23,7 +26,7 @@
 #include "model.h"
 #include "threadpool.h"
 
-enum { MAX_PACK = 16 * GL_MAX_LAYERS + 1, ARENA_ALIGN = 1 << 21 };
+enum { MAX_PACK = 16 * GL_MAX_LAYERS + 1, ARENA_ALIGN = 4096 };
 
 /* the file pages wholly inside [p, p + n) leave this process */
 static void drop_pages(const void *p, size_t n)

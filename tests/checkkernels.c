@@ -23,6 +23,13 @@
  *       |new - ref| <= 2 (nblk + 16) u sum_b |dw_b dx_b| sum_j |qw_j qx_j|
  *   attention accumulation: K = rows (+ 2):
  *       |new - ref| <= 2 (rows + 2) u (|out_0| + sum_j |p_j v_ji|)
+ *       (Q8_0 caches: the same bounds over the dequantized elements d q, which
+ *       are exact in float)
+ *   grouped-query attention slots: no tolerance; each head equals the same
+ *       backend's single-head slot bit for bit (which meets the above)
+ *   every attention slot, generic included: keys / rows split into runs,
+ *       contiguous or laid out as the ring stores them (pinned, tail of the
+ *       ring, head of the ring), give the bits of one call over the rows
  *   rmsnorm: only the sum of squares is reordered (all terms >= 0, so a
  *       relative bound): |new - ref| <= (n + 24) u |ref| + 2^-140
  *   swiglu: the kernel's exp is allowed 8 ulp end to end:
@@ -299,6 +306,7 @@ static int is_quant(int type) { return type == GGUF_T_Q8_0 || type == GGUF_T_Q4_
 /* ---- slots ------------------------------------------------------------------- */
 
 enum kind { K_QUANT, K_MATMUL, K_MATMUL_X8, K_REPACK, K_RMSNORM, K_SWIGLU, K_SCORES, K_ACCUM,
+             K_SCORES_G, K_ACCUM_G,
              K_LAYERNORM, K_GELU, K_ADD_BIAS };
 
 static const struct slot {
@@ -322,6 +330,14 @@ static const struct slot {
     { "attn_scores_f16", K_SCORES, GL_KV_F16 },
     { "attn_accum_f32", K_ACCUM, GL_KV_F32 },
     { "attn_accum_f16", K_ACCUM, GL_KV_F16 },
+    { "attn_scores_q8", K_SCORES, GL_KV_Q8_0 },
+    { "attn_accum_q8", K_ACCUM, GL_KV_Q8_0 },
+    { "attn_scores_g_f32", K_SCORES_G, GL_KV_F32 },
+    { "attn_scores_g_f16", K_SCORES_G, GL_KV_F16 },
+    { "attn_scores_g_q8", K_SCORES_G, GL_KV_Q8_0 },
+    { "attn_accum_g_f32", K_ACCUM_G, GL_KV_F32 },
+    { "attn_accum_g_f16", K_ACCUM_G, GL_KV_F16 },
+    { "attn_accum_g_q8", K_ACCUM_G, GL_KV_Q8_0 },
     { "layernorm", K_LAYERNORM, 0 },
     { "gelu", K_GELU, 0 },
     { "add_bias", K_ADD_BIAS, 0 },
@@ -342,11 +358,21 @@ static const void *slot_fn(const gl_kernels *k, const struct slot *s)
     case K_REPACK: return (const void *)k->repack[s->type].fn;
     case K_RMSNORM: return (const void *)k->rmsnorm;
     case K_SWIGLU: return (const void *)k->swiglu;
-    case K_SCORES: return (const void *)k->attn_scores[s->type];
+    case K_SCORES:
+        return s->type == GL_KV_Q8_0 ? (const void *)k->attn_scores_q8
+                                     : (const void *)k->attn_scores[s->type];
+    case K_SCORES_G:
+        return s->type == GL_KV_Q8_0 ? (const void *)k->attn_scores_q8_g
+                                     : (const void *)k->attn_scores_g[s->type];
+    case K_ACCUM_G:
+        return s->type == GL_KV_Q8_0 ? (const void *)k->attn_accum_q8_g
+                                     : (const void *)k->attn_accum_g[s->type];
     case K_LAYERNORM: return (const void *)k->layernorm;
     case K_GELU: return (const void *)k->gelu;
     case K_ADD_BIAS: return (const void *)k->add_bias;
-    default: return (const void *)k->attn_accum[s->type];
+    default:
+        return s->type == GL_KV_Q8_0 ? (const void *)k->attn_accum_q8
+                                     : (const void *)k->attn_accum[s->type];
     }
 }
 
@@ -375,7 +401,10 @@ static void gen_quant_input(float *x, int nblk)
             xb[rint_in(0, QK8_0 - 1)] = rnorm();
         } else if (m < 28) { /* largest finite: d overflows to half inf */
             xb[rint_in(0, QK8_0 - 1)] = chance(50) ? 3.4e38f : -3.4e38f;
-        } else if (m < 31) { /* ties after scaling by a non-trivial id */
+        } else if (m < 34) { /* amax < 127 / FLT_MAX: 127 / amax overflows, id = 0 */
+            for (int j = 0; j < QK8_0; j++)
+                xb[j] = rnorm() * (chance(50) ? 1e-38f : 1e-42f);
+        } else if (m < 37) { /* ties after scaling by a non-trivial id */
             const float a = (float)rint_in(1, 1000) / 8.0f;
             for (int j = 0; j < QK8_0; j++)
                 xb[j] = a * (float)rint_in(-254, 254) / 254.0f;
@@ -384,9 +413,8 @@ static void gen_quant_input(float *x, int nblk)
     }
 }
 
-/* Quantization is bit-exact. Not tested: blocks with amax < 127/FLT_MAX
- * (~3.7e-37), where 127/amax overflows and generic's float -> int8 cast of
- * +-inf / NaN is undefined behaviour (x86 gives 0, AArch64 does not). */
+/* Quantization is bit-exact, blocks with amax < 127/FLT_MAX (~3.7e-37)
+ * included: there 127/amax overflows and the contract sets id = 0. */
 static void check_quantize(const gl_kernels *ref, const gl_kernels *nw)
 {
     static const int sizes[] = { 1, 2, 3, 4, 7, 8, 9, 16, 17, 64, 176, 0, 0, 0 };
@@ -945,29 +973,74 @@ static void check_add_bias(const gl_kernels *ref, const gl_kernels *nw)
 
 static const int lens[] = { 1, 3, 7, 8, 9, 16, 31, 32, 48, 64, 100, 128, 256 };
 
-static void *make_kv(gbuf *g, int kv, int rows, int len, size_t *stride)
+/* A test KV layout: rows stride bytes apart. F32 / F16 rows are the head's
+ * len elements (row pointers at the head); Q8_0 rows are whole blocks of a
+ * cache row and the head is elements [off, off + len) of each, as heads of
+ * fewer than 32 elements (head_dim 8: off 8, 16, 24) or at any offset. */
+typedef struct kv_lay {
+    int kv, off, len;
+    size_t stride;
+} kv_lay;
+
+static kv_lay kv_layout(int kv, int len)
 {
-    const size_t esz = kv == GL_KV_F16 ? 2 : 4;
-    *stride = esz * (size_t)len + (chance(30) ? esz * (size_t)rint_in(1, 9) : 0);
-    unsigned char *p = galloc(g, *stride * (size_t)rows, rmis());
+    kv_lay L = { .kv = kv, .len = len };
+    if (kv == GL_KV_Q8_0) {
+        const int m = rint_in(0, 99);
+        L.off = m < 35 ? 0 : m < 75 ? len * rint_in(1, 3) : rint_in(1, 40);
+        const int nblk = (L.off + len + QK8_0 - 1) / QK8_0 + (chance(30) ? rint_in(1, 2) : 0);
+        L.stride = (size_t)nblk * sizeof(block_q8_0);
+    } else {
+        const size_t esz = kv == GL_KV_F16 ? 2 : 4;
+        L.stride = esz * (size_t)len + (chance(30) ? esz * (size_t)rint_in(1, 9) : 0);
+    }
+    return L;
+}
+
+/* random rows [r0, r1) of a layout at p */
+static void fill_kv(const kv_lay *L, unsigned char *p, int r0, int r1)
+{
     const int mode = rint_in(0, 4);
-    for (int r = 0; r < rows; r++)
-        for (int i = 0; i < len; i++) {
-            if (kv == GL_KV_F16) {
+    for (int r = r0; r < r1; r++) {
+        unsigned char *row = p + (size_t)r * L->stride;
+        if (L->kv == GL_KV_Q8_0) {
+            for (size_t b = 0; b < L->stride / sizeof(block_q8_0); b++) {
+                block_q8_0 blk;
+                rblock_q8(&blk, 1);
+                memcpy(row + b * sizeof(block_q8_0), &blk, sizeof blk);
+            }
+            continue;
+        }
+        for (int i = 0; i < L->len; i++) {
+            if (L->kv == GL_KV_F16) {
                 uint16_t h = rf16(mode);
-                memcpy(p + (size_t)r * *stride + 2 * i, &h, 2);
+                memcpy(row + 2 * i, &h, 2);
             } else {
                 float v = rfloat(mode);
-                memcpy(p + (size_t)r * *stride + 4 * i, &v, 4);
+                memcpy(row + 4 * i, &v, 4);
             }
         }
+    }
+}
+
+/* Q8_0 rows at even addresses: generic reads the block scales in place */
+static void *make_kv(gbuf *g, const kv_lay *L, int rows)
+{
+    unsigned char *p = galloc(g, L->stride * (size_t)rows,
+                              L->kv == GL_KV_Q8_0 ? 2 * rint_in(0, 31) : rmis());
+    fill_kv(L, p, 0, rows);
     return p;
 }
 
-static double kv_val(int kv, const void *base, size_t stride, int r, int i)
+static double kv_val(const kv_lay *L, const void *base, int r, int i)
 {
-    const char *row = (const char *)base + (size_t)r * stride;
-    if (kv == GL_KV_F16) {
+    const char *row = (const char *)base + (size_t)r * L->stride;
+    if (L->kv == GL_KV_Q8_0) {
+        block_q8_0 b;
+        memcpy(&b, row + (size_t)(L->off + i) / QK8_0 * sizeof(block_q8_0), sizeof b);
+        return (double)gl_f16_to_f32(b.d) * b.qs[(L->off + i) % QK8_0];
+    }
+    if (L->kv == GL_KV_F16) {
         uint16_t h;
         memcpy(&h, row + 2 * i, 2);
         return gl_f16_to_f32(h);
@@ -977,30 +1050,102 @@ static double kv_val(int kv, const void *base, size_t stride, int r, int i)
     return f;
 }
 
+/* The slots, by cache type: single-head and group forms. */
+static void call_scores(const gl_kernels *k, const kv_lay *L, float *s, const float *q,
+                        const void *rows, int n, float scale)
+{
+    if (L->kv == GL_KV_Q8_0)
+        k->attn_scores_q8(s, q, rows, L->stride, n, L->off, L->len, scale);
+    else
+        k->attn_scores[L->kv](s, q, rows, L->stride, n, L->len, scale);
+}
+
+static void call_accum(const gl_kernels *k, const kv_lay *L, float *out, const float *p,
+                       const void *rows, int n)
+{
+    if (L->kv == GL_KV_Q8_0)
+        k->attn_accum_q8(out, p, rows, L->stride, n, L->off, L->len);
+    else
+        k->attn_accum[L->kv](out, p, rows, L->stride, n, L->len);
+}
+
+static void call_scores_g(const gl_kernels *k, const kv_lay *L, float *s, size_t ss,
+                          const float *q, size_t qs, int nq, const void *rows, int n, float scale)
+{
+    if (L->kv == GL_KV_Q8_0)
+        k->attn_scores_q8_g(s, ss, q, qs, nq, rows, L->stride, n, L->off, L->len, scale);
+    else
+        k->attn_scores_g[L->kv](s, ss, q, qs, nq, rows, L->stride, n, L->len, scale);
+}
+
+static void call_accum_g(const gl_kernels *k, const kv_lay *L, float *out, size_t os,
+                         const float *p, size_t ps, int nq, const void *rows, int n)
+{
+    if (L->kv == GL_KV_Q8_0)
+        k->attn_accum_q8_g(out, os, p, ps, nq, rows, L->stride, n, L->off, L->len);
+    else
+        k->attn_accum_g[L->kv](out, os, p, ps, nq, rows, L->stride, n, L->len);
+}
+
+/* The n logical rows at `rows`, laid out as src/attention.c's ring stores
+ * them: P pinned rows in slots [0, P), the other n - P in a ring of S >= n - P
+ * slots rotated by rot (logical row P + x in slot P + (rot + x) % S), the
+ * slots no row uses holding other data. Runs (physical first slot, count,
+ * first logical row) cover the rows in logical order: pinned, tail of the
+ * ring, head of the ring, so 1 to 3 of them. */
+typedef struct ring_run {
+    int slot, n, first;
+} ring_run;
+
+static const void *make_ring(gbuf *g, const kv_lay *L, const void *rows, int n, ring_run *runs,
+                             int *n_runs)
+{
+    const int P = chance(50) ? rint_in(0, n - 1 < 4 ? n - 1 : 4) : 0, W = n - P;
+    const int S = W + (chance(30) ? rint_in(1, 5) : 0);
+    const int rot = S > 1 && chance(85) ? rint_in(1, S - 1) : 0;
+    unsigned char *p = galloc(g, L->stride * (size_t)(P + S),
+                              L->kv == GL_KV_Q8_0 ? 2 * rint_in(0, 31) : rmis());
+    fill_kv(L, p, 0, P + S); /* the unused slots: stale rows */
+    memcpy(p, rows, L->stride * (size_t)P);
+    for (int x = 0; x < W; x++)
+        memcpy(p + (size_t)(P + (rot + x) % S) * L->stride,
+               (const char *)rows + (size_t)(P + x) * L->stride, L->stride);
+    int nr = 0;
+    if (P)
+        runs[nr++] = (ring_run){ 0, P, 0 };
+    const int tail = W < S - rot ? W : S - rot;
+    runs[nr++] = (ring_run){ P + rot, tail, P };
+    if (W > tail)
+        runs[nr++] = (ring_run){ P, W - tail, P + tail };
+    *n_runs = nr;
+    return p;
+}
+
+#define RING_ROW(L, base, slot) ((const char *)(base) + (size_t)(slot) * (L)->stride)
+
 static void check_scores(const gl_kernels *ref, const gl_kernels *nw, int kv, int vs_ref)
 {
-    const gl_attn_scores_fn fr = ref->attn_scores[kv], fw = nw->attn_scores[kv];
     for (int ci = 0; ci < 40; ci++) {
         reseed(400 + (uint32_t)kv, (uint32_t)ci);
         const int nk = chance(50) ? rint_in(1, 9) : rint_in(1, 90);
         const int len = chance(70) ? lens[rint_in(0, 12)] : rint_in(1, 300);
-        snprintf(cur_case, sizeof cur_case, "keys=%d len=%d", nk, len);
-        size_t stride;
-        gbuf gk, gq, gr, gn, gs;
-        const void *k = make_kv(&gk, kv, nk, len, &stride);
+        const kv_lay L = kv_layout(kv, len);
+        snprintf(cur_case, sizeof cur_case, "keys=%d len=%d off=%d", nk, len, L.off);
+        gbuf gk, gq, gr, gn, gs, gg;
+        const void *k = make_kv(&gk, &L, nk);
         float *q = galloc(&gq, (size_t)len * 4, rmis());
         for (int i = 0; i < len; i++)
             q[i] = rnorm();
         const float scale = chance(50) ? 0.125f : 1.0f / sqrtf((float)len);
         float *yr = galloc(&gr, (size_t)nk * 4, rmis4()), *yn = galloc(&gn, (size_t)nk * 4, rmis4());
         float *ys = galloc(&gs, (size_t)nk * 4, rmis4());
-        fw(yn, q, k, stride, nk, len, scale);
+        call_scores(nw, &L, yn, q, k, nk, scale);
         if (vs_ref) {
-            fr(yr, q, k, stride, nk, len, scale);
+            call_scores(ref, &L, yr, q, k, nk, scale);
             for (int j = 0; j < nk; j++) {
                 double t = 0;
                 for (int i = 0; i < len; i++)
-                    t += fabs(q[i] * kv_val(kv, k, stride, j, i));
+                    t += fabs(q[i] * kv_val(&L, k, j, i));
                 const double tol = 2.0 * (len + 16) * U * t * scale + U * fabs(yr[j]) + len * 0x1p-149;
                 if (!near(yr[j], yn[j], tol)) {
                     failf("scores[%d] = %.9g, generic %.9g, tol %.3g", j, yn[j], yr[j], tol);
@@ -1010,11 +1155,20 @@ static void check_scores(const gl_kernels *ref, const gl_kernels *nw, int kv, in
         }
         for (int j0 = 0; j0 < nk;) { /* keys split into runs */
             const int m = rint_in(1, nk - j0);
-            fw(ys + j0, q, (const char *)k + (size_t)j0 * stride, stride, m, len, scale);
+            call_scores(nw, &L, ys + j0, q, (const char *)k + (size_t)j0 * L.stride, m, scale);
             j0 += m;
         }
         if (!same_bits(ys, yn, (size_t)nk))
             failf("split into key runs differs from one call");
+        ring_run runs[3];
+        int nr;
+        const void *ring = make_ring(&gg, &L, k, nk, runs, &nr);
+        fill_sentinel(ys, (size_t)nk);
+        for (int r = 0; r < nr; r++)
+            call_scores(nw, &L, ys + runs[r].first, q, RING_ROW(&L, ring, runs[r].slot), runs[r].n,
+                        scale);
+        if (!same_bits(ys, yn, (size_t)nk))
+            failf("ring layout (%d runs) differs from one call", nr);
         gcheck(&gn, "scores");
         gcheck(&gs, "scores");
         gfree(&gk);
@@ -1022,20 +1176,20 @@ static void check_scores(const gl_kernels *ref, const gl_kernels *nw, int kv, in
         gfree(&gr);
         gfree(&gn);
         gfree(&gs);
+        gfree(&gg);
     }
 }
 
 static void check_accum(const gl_kernels *ref, const gl_kernels *nw, int kv, int vs_ref)
 {
-    const gl_attn_accum_fn fr = ref->attn_accum[kv], fw = nw->attn_accum[kv];
     for (int ci = 0; ci < 40; ci++) {
         reseed(500 + (uint32_t)kv, (uint32_t)ci);
-        const int nr = chance(50) ? rint_in(1, 9) : rint_in(1, 90);
+        const int nr = chance(50) ? rint_in(1, 9) : rint_in(1, 150);
         const int len = chance(70) ? lens[rint_in(0, 12)] : rint_in(1, 300);
-        snprintf(cur_case, sizeof cur_case, "rows=%d len=%d", nr, len);
-        size_t stride;
-        gbuf gv, gp, gr, gn, gs;
-        const void *v = make_kv(&gv, kv, nr, len, &stride);
+        const kv_lay L = kv_layout(kv, len);
+        snprintf(cur_case, sizeof cur_case, "rows=%d len=%d off=%d", nr, len, L.off);
+        gbuf gv, gp, gr, gn, gs, gg;
+        const void *v = make_kv(&gv, &L, nr);
         float *p = galloc(&gp, (size_t)nr * 4, rmis());
         for (int j = 0; j < nr; j++)
             p[j] = (float)runif();
@@ -1043,13 +1197,15 @@ static void check_accum(const gl_kernels *ref, const gl_kernels *nw, int kv, int
         float *ys = galloc(&gs, (size_t)len * 4, rmis4());
         for (int i = 0; i < len; i++)
             yr[i] = yn[i] = ys[i] = rnorm();
-        fw(yn, p, v, stride, nr, len);
+        float *y0 = malloc((size_t)len * 4);
+        memcpy(y0, yn, (size_t)len * 4);
+        call_accum(nw, &L, yn, p, v, nr);
         if (vs_ref) {
-            fr(yr, p, v, stride, nr, len);
+            call_accum(ref, &L, yr, p, v, nr);
             for (int i = 0; i < len; i++) {
                 double t = fabs(ys[i]);
                 for (int j = 0; j < nr; j++)
-                    t += fabs(p[j] * kv_val(kv, v, stride, j, i));
+                    t += fabs(p[j] * kv_val(&L, v, j, i));
                 const double tol = 2.0 * (nr + 2) * U * t + (nr + 1) * 0x1p-149;
                 if (!near(yr[i], yn[i], tol)) {
                     failf("out[%d] = %.9g, generic %.9g, tol %.3g", i, yn[i], yr[i], tol);
@@ -1059,18 +1215,155 @@ static void check_accum(const gl_kernels *ref, const gl_kernels *nw, int kv, int
         }
         for (int j0 = 0; j0 < nr;) { /* rows split into runs */
             const int m = rint_in(1, nr - j0);
-            fw(ys, p + j0, (const char *)v + (size_t)j0 * stride, stride, m, len);
+            call_accum(nw, &L, ys, p + j0, (const char *)v + (size_t)j0 * L.stride, m);
             j0 += m;
         }
         if (!same_bits(ys, yn, (size_t)len))
             failf("split into row runs differs from one call");
+        ring_run runs[3];
+        int nru;
+        const void *ring = make_ring(&gg, &L, v, nr, runs, &nru);
+        memcpy(ys, y0, (size_t)len * 4);
+        for (int r = 0; r < nru; r++)
+            call_accum(nw, &L, ys, p + runs[r].first, RING_ROW(&L, ring, runs[r].slot), runs[r].n);
+        if (!same_bits(ys, yn, (size_t)len))
+            failf("ring layout (%d runs) differs from one call", nru);
         gcheck(&gn, "out");
         gcheck(&gs, "out");
+        free(y0);
         gfree(&gv);
         gfree(&gp);
         gfree(&gr);
         gfree(&gn);
         gfree(&gs);
+        gfree(&gg);
+    }
+}
+
+/* group sizes: TinyLlama's 8, Llama-3's 4, MHA's 1, and the odd ones that
+ * exercise every tile remainder */
+static int rand_nq(void)
+{
+    static const int g[] = { 1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 12, 16 };
+    return g[rint_in(0, (int)(sizeof g / sizeof g[0]) - 1)];
+}
+
+/* Group scores: each head's scores equal the same backend's single-head
+ * slot bit for bit (so generic's tolerance carries over from
+ * attn_scores_*), the stride padding between heads is never written, and
+ * the ring's runs give the bits of one call. */
+static void check_scores_g(const gl_kernels *nw, int kv)
+{
+    for (int ci = 0; ci < 40; ci++) {
+        reseed(1400 + (uint32_t)kv, (uint32_t)ci);
+        const int nq = rand_nq();
+        const int nk = chance(50) ? rint_in(1, 9) : rint_in(1, 90);
+        const int len = chance(70) ? lens[rint_in(0, 12)] : rint_in(1, 300);
+        const kv_lay L = kv_layout(kv, len);
+        const size_t qs = (size_t)len + (chance(50) ? (size_t)rint_in(1, 7) : 0);
+        const size_t ss = (size_t)nk + (chance(50) ? (size_t)rint_in(1, 9) : 0);
+        snprintf(cur_case, sizeof cur_case, "heads=%d keys=%d len=%d off=%d", nq, nk, len, L.off);
+        gbuf gk, gq, gn, gs, gg;
+        const void *k = make_kv(&gk, &L, nk);
+        float *q = galloc(&gq, ((size_t)(nq - 1) * qs + (size_t)len) * 4, rmis4());
+        for (size_t i = 0; i < (size_t)(nq - 1) * qs + (size_t)len; i++)
+            q[i] = rnorm();
+        const float scale = chance(50) ? 0.125f : 1.0f / sqrtf((float)len);
+        const size_t ny = (size_t)(nq - 1) * ss + (size_t)nk;
+        float *yn = galloc(&gn, ny * 4, rmis4()), *ys = galloc(&gs, ny * 4, rmis4());
+        fill_sentinel(yn, ny);
+        call_scores_g(nw, &L, yn, ss, q, qs, nq, k, nk, scale);
+        float *one = malloc((size_t)nk * 4);
+        for (int h = 0; h < nq; h++) {
+            call_scores(nw, &L, one, q + h * qs, k, nk, scale);
+            if (!same_bits(one, yn + h * ss, (size_t)nk)) {
+                failf("head %d differs from the single-head slot", h);
+                break;
+            }
+            for (size_t j = (size_t)nk; h < nq - 1 && j < ss; j++)
+                if (!is_sentinel(yn + h * ss + j)) {
+                    failf("head %d: wrote scores[%zu] past n_keys", h, j);
+                    break;
+                }
+        }
+        free(one);
+        ring_run runs[3];
+        int nr;
+        const void *ring = make_ring(&gg, &L, k, nk, runs, &nr);
+        fill_sentinel(ys, ny);
+        for (int r = 0; r < nr; r++)
+            call_scores_g(nw, &L, ys + runs[r].first, ss, q, qs, nq, RING_ROW(&L, ring, runs[r].slot),
+                          runs[r].n, scale);
+        if (!same_bits(ys, yn, ny))
+            failf("ring layout (%d runs) differs from one call", nr);
+        gcheck(&gn, "scores");
+        gcheck(&gs, "scores");
+        gfree(&gk);
+        gfree(&gq);
+        gfree(&gn);
+        gfree(&gs);
+        gfree(&gg);
+    }
+}
+
+/* Group accumulation: as check_scores_g, per head against the same
+ * backend's single-head slot (itself checked against generic). */
+static void check_accum_g(const gl_kernels *nw, int kv)
+{
+    for (int ci = 0; ci < 40; ci++) {
+        reseed(1500 + (uint32_t)kv, (uint32_t)ci);
+        const int nq = rand_nq();
+        const int nr = chance(50) ? rint_in(1, 9) : rint_in(1, 150);
+        const int len = chance(70) ? lens[rint_in(0, 12)] : rint_in(1, 300);
+        const kv_lay L = kv_layout(kv, len);
+        const size_t os = (size_t)len + (chance(50) ? (size_t)rint_in(1, 7) : 0);
+        const size_t ps = (size_t)nr + (chance(50) ? (size_t)rint_in(1, 9) : 0);
+        snprintf(cur_case, sizeof cur_case, "heads=%d rows=%d len=%d off=%d", nq, nr, len, L.off);
+        gbuf gv, gp, gn, gs, gg;
+        const void *v = make_kv(&gv, &L, nr);
+        const size_t np = (size_t)(nq - 1) * ps + (size_t)nr;
+        float *p = galloc(&gp, np * 4, rmis4());
+        for (size_t j = 0; j < np; j++)
+            p[j] = (float)runif();
+        const size_t ny = (size_t)(nq - 1) * os + (size_t)len;
+        float *yn = galloc(&gn, ny * 4, rmis4()), *ys = galloc(&gs, ny * 4, rmis4());
+        float *y0 = malloc(ny * 4), *one = malloc((size_t)len * 4);
+        for (size_t i = 0; i < ny; i++)
+            y0[i] = (i % os) < (size_t)len ? rnorm() : 0.0f;
+        for (int h = 0; h < nq - 1; h++) /* stride padding: must stay untouched */
+            fill_sentinel(y0 + h * os + len, os - (size_t)len);
+        memcpy(yn, y0, ny * 4);
+        call_accum_g(nw, &L, yn, os, p, ps, nq, v, nr);
+        for (int h = 0; h < nq; h++) {
+            memcpy(one, y0 + h * os, (size_t)len * 4);
+            call_accum(nw, &L, one, p + h * ps, v, nr);
+            if (!same_bits(one, yn + h * os, (size_t)len)) {
+                failf("head %d differs from the single-head slot", h);
+                break;
+            }
+            if (h < nq - 1 && !same_bits(y0 + h * os + len, yn + h * os + len, os - (size_t)len)) {
+                failf("head %d: wrote out past len", h);
+                break;
+            }
+        }
+        ring_run runs[3];
+        int nru;
+        const void *ring = make_ring(&gg, &L, v, nr, runs, &nru);
+        memcpy(ys, y0, ny * 4);
+        for (int r = 0; r < nru; r++)
+            call_accum_g(nw, &L, ys, os, p + runs[r].first, ps, nq, RING_ROW(&L, ring, runs[r].slot),
+                         runs[r].n);
+        if (!same_bits(ys, yn, ny))
+            failf("ring layout (%d runs) differs from one call", nru);
+        gcheck(&gn, "out");
+        gcheck(&gs, "out");
+        free(y0);
+        free(one);
+        gfree(&gv);
+        gfree(&gp);
+        gfree(&gn);
+        gfree(&gs);
+        gfree(&gg);
     }
 }
 
@@ -1093,6 +1386,12 @@ typedef struct bench_ctx {
     void *w, *x, *y, *aux;
 } bench_ctx;
 
+/* a bench KV row: one head of n elements of the cache type */
+static size_t kv_bench_stride(int kv, int n)
+{
+    return kv == GL_KV_Q8_0 ? row_bytes(GGUF_T_Q8_0, n) : (size_t)n * (kv == GL_KV_F16 ? 2 : 4);
+}
+
 static void bench_call(const bench_ctx *b)
 {
     const struct slot *s = b->s;
@@ -1113,12 +1412,21 @@ static void bench_call(const bench_ctx *b)
     case K_RMSNORM: b->k->rmsnorm(b->y, b->x, b->aux, b->n, 1e-5f); break;
     case K_SWIGLU: b->k->swiglu(b->y, b->x, b->aux, b->n); break;
     case K_SCORES:
-        b->k->attn_scores[s->type](b->y, b->x, b->w, (size_t)b->n * (s->type ? 2 : 4), b->rows,
-                                   b->n, 0.125f);
-        break;
     case K_ACCUM:
-        b->k->attn_accum[s->type](b->y, b->x, b->w, (size_t)b->n * (s->type ? 2 : 4), b->rows, b->n);
+    case K_SCORES_G:
+    case K_ACCUM_G: { /* nb: query heads of the group slots */
+        const kv_lay L = { .kv = s->type, .len = b->n, .stride = kv_bench_stride(s->type, b->n) };
+        if (s->kind == K_SCORES)
+            call_scores(b->k, &L, b->y, b->x, b->w, b->rows, 0.125f);
+        else if (s->kind == K_ACCUM)
+            call_accum(b->k, &L, b->y, b->x, b->w, b->rows);
+        else if (s->kind == K_SCORES_G)
+            call_scores_g(b->k, &L, b->y, (size_t)b->rows, b->x, (size_t)b->n, b->nb, b->w, b->rows,
+                          0.125f);
+        else
+            call_accum_g(b->k, &L, b->y, (size_t)b->n, b->x, (size_t)b->rows, b->nb, b->w, b->rows);
         break;
+    }
     case K_LAYERNORM: b->k->layernorm(b->y, b->x, b->aux, b->aux, b->n, 1e-5f); break;
     case K_GELU: b->k->gelu(b->y, b->x, b->n); break;
     case K_ADD_BIAS: b->k->add_bias(b->y, b->aux, b->n); break;
@@ -1178,6 +1486,8 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
             shapes[nsh++] = (bench_shape){ 2048, 5632, 32 };
         } else if (s->kind == K_SCORES || s->kind == K_ACCUM) {
             shapes[nsh++] = (bench_shape){ 64, 1024, 1 };
+        } else if (s->kind == K_SCORES_G || s->kind == K_ACCUM_G) {
+            shapes[nsh++] = (bench_shape){ 64, 1024, 8 }; /* TinyLlama: 8 heads per KV head */
         } else {
             shapes[nsh++] = (bench_shape){ s->kind == K_RMSNORM ? 2048 : 5632, 1, 1 };
         }
@@ -1205,10 +1515,11 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
                     b.aux = bench_buf(row_bytes(s->type, b.n) * GL_X8_ROWS * (size_t)groups);
                     gen.repack[s->type].fn(b.aux, b.w, row_bytes(s->type, b.n), b.n, b.rows, 0, groups);
                 }
-            } else if (s->kind == K_SCORES || s->kind == K_ACCUM) {
+            } else if (s->kind == K_SCORES || s->kind == K_ACCUM || s->kind == K_SCORES_G ||
+                       s->kind == K_ACCUM_G) {
                 b.w = bench_buf((size_t)b.n * 4 * (size_t)b.rows);
-                b.x = bench_buf((size_t)b.rows * 4 + (size_t)b.n * 4);
-                b.y = bench_buf((size_t)b.rows * 4 + (size_t)b.n * 4);
+                b.x = bench_buf(((size_t)b.rows * 4 + (size_t)b.n * 4) * (size_t)b.nb);
+                b.y = bench_buf(((size_t)b.rows * 4 + (size_t)b.n * 4) * (size_t)b.nb);
             } else {
                 b.x = bench_buf((size_t)b.n * 4);
                 b.aux = bench_buf((size_t)b.n * 4);
@@ -1222,6 +1533,8 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
                 snprintf(shape, sizeof shape, "%dx%d nb=%d", b.n, b.rows, b.nb);
             else if (s->kind == K_SCORES || s->kind == K_ACCUM)
                 snprintf(shape, sizeof shape, "len=%d rows=%d", b.n, b.rows);
+            else if (s->kind == K_SCORES_G || s->kind == K_ACCUM_G)
+                snprintf(shape, sizeof shape, "len=%d rows=%d heads=%d", b.n, b.rows, b.nb);
             else
                 snprintf(shape, sizeof shape, "n=%d", b.n);
             printf("  %-16s %-22s %12.0f ns", s->name, shape, ns);
@@ -1308,8 +1621,17 @@ int main(int argc, char **argv)
             /* the determinism checks apply to generic too; a slot inherited
              * unchanged from generic was already checked under generic */
             const int has_det = s->kind == K_MATMUL || s->kind == K_MATMUL_X8 ||
-                                s->kind == K_REPACK || s->kind == K_SCORES || s->kind == K_ACCUM;
-            if (!differs && !(is_gen && has_det)) {
+                                s->kind == K_REPACK || s->kind == K_SCORES || s->kind == K_ACCUM ||
+                                s->kind == K_SCORES_G || s->kind == K_ACCUM_G;
+            /* a group slot must equal its backend's single-head slot, so it
+             * is checked again whenever either one differs from generic's */
+            int single_differs = 0;
+            if (s->kind == K_SCORES_G || s->kind == K_ACCUM_G) {
+                const struct slot one = { s->name, s->kind == K_SCORES_G ? K_SCORES : K_ACCUM,
+                                          s->type };
+                single_differs = slot_fn(k, &one) != slot_fn(&gen, &one);
+            }
+            if (!differs && !single_differs && !(is_gen && has_det)) {
                 if (opt.verbose)
                     printf("  [--]     %s (inherited from generic)\n", s->name);
                 continue;
@@ -1327,6 +1649,8 @@ int main(int argc, char **argv)
             case K_SWIGLU: check_swiglu(&gen, k); break;
             case K_SCORES: check_scores(&gen, k, s->type, differs); break;
             case K_ACCUM: check_accum(&gen, k, s->type, differs); break;
+            case K_SCORES_G: check_scores_g(k, s->type); break;
+            case K_ACCUM_G: check_accum_g(k, s->type); break;
             case K_LAYERNORM: check_layernorm(&gen, k); break;
             case K_GELU: check_gelu(&gen, k); break;
             case K_ADD_BIAS: check_add_bias(&gen, k); break;

@@ -73,3 +73,90 @@ GL_DECL_ATTN_ACCUM_Q8_FN(gl_attn_accum_q8_generic)
             out[i] += pj * q8_elem(vr, off + i);
     }
 }
+
+/* ---- grouped-query forms ------------------------------------------------
+ * Key (value) row major: each row is visited once for all n_q heads, and
+ * every output gets exactly the operations of the single-head kernel above
+ * (scores: one sequential dot, then * scale; accumulation: rows in order,
+ * multiply then add), so results are bit-identical to it for any n_q. */
+
+GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f32_generic)
+{
+    for (int j = 0; j < n_keys; j++) {
+        const float *kr = (const float *)((const char *)k + j * row_stride);
+        for (int h = 0; h < n_q; h++) {
+            const float *qh = q + h * q_stride;
+            float s = 0.0f;
+            for (int i = 0; i < len; i++)
+                s += qh[i] * kr[i];
+            scores[h * scores_stride + j] = s * scale;
+        }
+    }
+}
+
+GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f16_generic)
+{
+    for (int j = 0; j < n_keys; j++) {
+        const uint16_t *kr = (const uint16_t *)((const char *)k + j * row_stride);
+        for (int h = 0; h < n_q; h++) {
+            const float *qh = q + h * q_stride;
+            float s = 0.0f;
+            for (int i = 0; i < len; i++)
+                s += qh[i] * gl_f16_to_f32(kr[i]);
+            scores[h * scores_stride + j] = s * scale;
+        }
+    }
+}
+
+GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f32_generic)
+{
+    for (int j = 0; j < n_rows; j++) {
+        const float *vr = (const float *)((const char *)v + j * row_stride);
+        for (int h = 0; h < n_q; h++) {
+            float *oh = out + h * out_stride;
+            const float pj = p[h * p_stride + j];
+            for (int i = 0; i < len; i++)
+                oh[i] += pj * vr[i];
+        }
+    }
+}
+
+GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f16_generic)
+{
+    for (int j = 0; j < n_rows; j++) {
+        const uint16_t *vr = (const uint16_t *)((const char *)v + j * row_stride);
+        for (int h = 0; h < n_q; h++) {
+            float *oh = out + h * out_stride;
+            const float pj = p[h * p_stride + j];
+            for (int i = 0; i < len; i++)
+                oh[i] += pj * gl_f16_to_f32(vr[i]);
+        }
+    }
+}
+
+GL_DECL_ATTN_SCORES_Q8_G_FN(gl_attn_scores_q8_g_generic)
+{
+    for (int j = 0; j < n_keys; j++) {
+        const block_q8_0 *kr = (const block_q8_0 *)((const char *)k + j * row_stride);
+        for (int h = 0; h < n_q; h++) {
+            const float *qh = q + h * q_stride;
+            float s = 0.0f;
+            for (int i = 0; i < len; i++)
+                s += qh[i] * q8_elem(kr, off + i);
+            scores[h * scores_stride + j] = s * scale;
+        }
+    }
+}
+
+GL_DECL_ATTN_ACCUM_Q8_G_FN(gl_attn_accum_q8_g_generic)
+{
+    for (int j = 0; j < n_rows; j++) {
+        const block_q8_0 *vr = (const block_q8_0 *)((const char *)v + j * row_stride);
+        for (int h = 0; h < n_q; h++) {
+            float *oh = out + h * out_stride;
+            const float pj = p[h * p_stride + j];
+            for (int i = 0; i < len; i++)
+                oh[i] += pj * q8_elem(vr, off + i);
+        }
+    }
+}

@@ -38,5 +38,11 @@ GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f32_generic);
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f16_generic);
 GL_DECL_ATTN_SCORES_Q8_FN(gl_attn_scores_q8_generic);
 GL_DECL_ATTN_ACCUM_Q8_FN(gl_attn_accum_q8_generic);
+GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f32_generic);
+GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f16_generic);
+GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f32_generic);
+GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f16_generic);
+GL_DECL_ATTN_SCORES_Q8_G_FN(gl_attn_scores_q8_g_generic);
+GL_DECL_ATTN_ACCUM_Q8_G_FN(gl_attn_accum_q8_g_generic);
 
 #endif

@@ -1,5 +1,6 @@
-/* Activation quantization, bit-exact with GGUF's reference quantizer so a
- * SIMD version can be checked for equality, not closeness. */
+/* Activation quantization: d = amax / 127, q = round-half-even(x * 127 /
+ * amax), exactly specified so SIMD versions are checked for equality, not
+ * closeness. */
 #include <float.h>
 #include <math.h>
 
@@ -19,7 +20,11 @@ GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_generic)
         if (id > FLT_MAX) /* amax < ~3.7e-37: 127 / amax overflowed; all q = 0 */
             id = 0.0f;
         out[b].d = gl_f32_to_f16(d);
-        for (int j = 0; j < QK8_0; j++)
-            out[b].qs[j] = (int8_t)nearbyintf(xb[j] * id);
+        for (int j = 0; j < QK8_0; j++) {
+            /* |x * id| <= 127 for finite x; a NaN or inf activation (from a
+             * broken model) must not make the conversion undefined */
+            const float v = xb[j] * id;
+            out[b].qs[j] = v >= -127.5f && v <= 127.5f ? (int8_t)nearbyintf(v) : 0;
+        }
     }
 }

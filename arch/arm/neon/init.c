@@ -25,6 +25,14 @@ void gl_kernels_init_neon(gl_kernels *k)
     k->attn_scores[GL_KV_F16] = gl_attn_scores_f16_neon;
     k->attn_accum[GL_KV_F32] = gl_attn_accum_f32_neon;
     k->attn_accum[GL_KV_F16] = gl_attn_accum_f16_neon;
+    k->attn_scores_q8 = gl_attn_scores_q8_neon;
+    k->attn_accum_q8 = gl_attn_accum_q8_neon;
+    k->attn_scores_g[GL_KV_F32] = gl_attn_scores_g_f32_neon;
+    k->attn_scores_g[GL_KV_F16] = gl_attn_scores_g_f16_neon;
+    k->attn_accum_g[GL_KV_F32] = gl_attn_accum_g_f32_neon;
+    k->attn_accum_g[GL_KV_F16] = gl_attn_accum_g_f16_neon;
+    k->attn_scores_q8_g = gl_attn_scores_q8_g_neon;
+    k->attn_accum_q8_g = gl_attn_accum_q8_g_neon;
 }
 
 #if GL_HAVE_NEON_DOTPROD

@@ -30,6 +30,15 @@ GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_neon);
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f16_neon);
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f32_neon);
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f16_neon);
+/* baseline (attention.c) */
+GL_DECL_ATTN_SCORES_Q8_FN(gl_attn_scores_q8_neon);
+GL_DECL_ATTN_ACCUM_Q8_FN(gl_attn_accum_q8_neon);
+GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f32_neon);
+GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f16_neon);
+GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f32_neon);
+GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f16_neon);
+GL_DECL_ATTN_SCORES_Q8_G_FN(gl_attn_scores_q8_g_neon);
+GL_DECL_ATTN_ACCUM_Q8_G_FN(gl_attn_accum_q8_g_neon);
 
 /* dotprod (dotprod.c) */
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_neon_dotprod);

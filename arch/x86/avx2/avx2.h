@@ -11,7 +11,6 @@ GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_x8_avx2);
-GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_f32_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_f16_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_bf16_avx2);
@@ -21,5 +20,14 @@ GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_avx2);
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f16_avx2);
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f32_avx2);
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f16_avx2);
+/* attention.c */
+GL_DECL_ATTN_SCORES_Q8_FN(gl_attn_scores_q8_avx2);
+GL_DECL_ATTN_ACCUM_Q8_FN(gl_attn_accum_q8_avx2);
+GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f32_avx2);
+GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f16_avx2);
+GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f32_avx2);
+GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f16_avx2);
+GL_DECL_ATTN_SCORES_Q8_G_FN(gl_attn_scores_q8_g_avx2);
+GL_DECL_ATTN_ACCUM_Q8_G_FN(gl_attn_accum_q8_g_avx2);
 
 #endif

@@ -9,7 +9,6 @@ void gl_kernels_init_avx2(gl_kernels *k)
     k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_avx2;
     k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_avx2;
     k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_avx2;
-    k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_avx2;
     k->matmul[GGUF_T_F32] = gl_matmul_f32_avx2;
     k->matmul[GGUF_T_F16] = gl_matmul_f16_avx2;
     k->matmul[GGUF_T_BF16] = gl_matmul_bf16_avx2;
@@ -19,4 +18,12 @@ void gl_kernels_init_avx2(gl_kernels *k)
     k->attn_scores[GL_KV_F16] = gl_attn_scores_f16_avx2;
     k->attn_accum[GL_KV_F32] = gl_attn_accum_f32_avx2;
     k->attn_accum[GL_KV_F16] = gl_attn_accum_f16_avx2;
+    k->attn_scores_q8 = gl_attn_scores_q8_avx2;
+    k->attn_accum_q8 = gl_attn_accum_q8_avx2;
+    k->attn_scores_g[GL_KV_F32] = gl_attn_scores_g_f32_avx2;
+    k->attn_scores_g[GL_KV_F16] = gl_attn_scores_g_f16_avx2;
+    k->attn_accum_g[GL_KV_F32] = gl_attn_accum_g_f32_avx2;
+    k->attn_accum_g[GL_KV_F16] = gl_attn_accum_g_f16_avx2;
+    k->attn_scores_q8_g = gl_attn_scores_q8_g_avx2;
+    k->attn_accum_q8_g = gl_attn_accum_q8_g_avx2;
 }

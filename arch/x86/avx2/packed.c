@@ -41,37 +41,9 @@ GL_ALWAYS_INLINE void x8_isums_q4_avx2(const block_q4_0x8 *blk, const int8_t *co
 #define X8_ISUMS x8_isums_q4_avx2
 #include "arch/x86/avx2/x8_tmpl.h"
 
-/* Q8_0x8: no unsigned operand fits maddubs exactly (255 x 128 pairs
- * saturate), so both sides are widened to int16 and madd'ed: the exact
- * sum(w x) with no correction (X8_SHIFT undefined). */
-GL_ALWAYS_INLINE void x8_isums_q8_avx2(const block_q8_0x8 *blk, const int8_t *const *xq,
-                                       __m256i *isum, const int nc)
-{
-    __m256i alo[X8_C], ahi[X8_C];
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++)
-        alo[c] = ahi[c] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
-        const __m256i wlo = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(v));      /* rows 0-3 */
-        const __m256i whi = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(v, 1)); /* rows 4-7 */
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) {
-            const __m256i xv = _mm256_cvtepi8_epi16(_mm_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            alo[c] = _mm256_add_epi32(alo[c], _mm256_madd_epi16(wlo, xv));
-            ahi[c] = _mm256_add_epi32(ahi[c], _mm256_madd_epi16(whi, xv));
-        }
-    }
-    /* alo lanes: (row 0: bytes 0-1, 2-3), (row 1: ...), | rows 2, 3; hadd
-     * gives rows [0 1 4 5 | 2 3 6 7], permuted back to 0..7 */
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++)
-        isum[c] = _mm256_add_epi32(
-            isum[c], _mm256_permute4x64_epi64(_mm256_hadd_epi32(alo[c], ahi[c]), 0xd8));
-}
-
-#define X8_NAME gl_matmul_q8_0_x8_avx2
-#define X8_WBLK block_q8_0x8
-#define X8_ISUMS x8_isums_q8_avx2
-#include "arch/x86/avx2/x8_tmpl.h"
+/* No Q8_0x8 kernel for AVX2: with no unsigned operand that fits maddubs
+ * exactly (255 x 128 pairs saturate) both sides must be widened to int16
+ * and madd'ed, and the lanes of a 4-byte group then need a hadd per block;
+ * measured (checkkernels --bench, 2048x5632) it did not beat the plain-row
+ * kernel (nb=1: 22.9 vs 20.7-23.2 GMAC/s, nb=32: 35.9 vs 37.0), so AVX2
+ * keeps Q8_0 in GGUF rows (repack[Q8_0].use stays false). */

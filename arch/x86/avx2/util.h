@@ -28,6 +28,27 @@ GL_ALWAYS_INLINE float gl_hsum8_ps(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
+/* Lane k of the result = gl_hsum8_ps(a[k]), bit for bit: the same
+ * additions (lo + hi, then 0+2 / 1+3, then 0+1), eight sums side by side
+ * (the attention kernels' batched score reduction). */
+GL_ALWAYS_INLINE __m256 gl_hsum8x8_ps(const __m256 *a)
+{
+    __m256 s[4];
+    for (int k = 0; k < 4; k++)
+        s[k] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * k], a[2 * k + 1], 0x20),
+                             _mm256_permute2f128_ps(a[2 * k], a[2 * k + 1], 0x31));
+    /* s[k] = [lo+hi of a[2k] | lo+hi of a[2k+1]] */
+    const __m256 t0 = _mm256_add_ps(_mm256_shuffle_ps(s[0], s[1], 0x44),
+                                    _mm256_shuffle_ps(s[0], s[1], 0xee));
+    const __m256 t1 = _mm256_add_ps(_mm256_shuffle_ps(s[2], s[3], 0x44),
+                                    _mm256_shuffle_ps(s[2], s[3], 0xee));
+    /* t0 = [x0 y0 x2 y2 | x1 y1 x3 y3]: x = lanes 0+2, y = lanes 1+3 of a[k] */
+    const __m256 r = _mm256_add_ps(_mm256_shuffle_ps(t0, t1, 0x88),
+                                   _mm256_shuffle_ps(t0, t1, 0xdd));
+    /* r = sums of [a0 a2 a4 a6 | a1 a3 a5 a7] */
+    return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
 /* Integer lane sums of eight 8-lane vectors: lane k of the result is the
  * sum of all lanes of p_k. Exact (integer adds), so the order is free. */
 GL_ALWAYS_INLINE __m256i gl_reduce8_epi32(__m256i p0, __m256i p1, __m256i p2, __m256i p3,

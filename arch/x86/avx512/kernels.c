@@ -263,6 +263,9 @@ DEF_F5MATMUL(matmul_bf16_512, f5tile_bf16)
 DEF_F5SCORES(attn_scores_f32_512, f5tile_f32)
 DEF_F5SCORES(attn_scores_f16_512, f5tile_f16)
 
+/* ---- grouped-query and Q8_0-cache attention (attention.h) ------------- */
+#include "arch/x86/avx512/attention.h"
+
 void GL_AVX512_INIT(gl_kernels *k)
 {
     gl_kernels_init_avx2(k);
@@ -283,4 +286,5 @@ void GL_AVX512_INIT(gl_kernels *k)
     k->matmul[GGUF_T_BF16] = matmul_bf16_512;
     k->attn_scores[GL_KV_F32] = attn_scores_f32_512;
     k->attn_scores[GL_KV_F16] = attn_scores_f16_512;
+    attn_init_512(k);
 }
