@@ -151,8 +151,8 @@ static void attn_worker(void *arg, int ith, int nth)
             /* The keys are F16, so the query meets them at F16 precision, as
              * the reference implementation computes it: this halves our
              * distance to its logits and keeps near-tie greedy choices equal. */
-            for (int i = 0; i < nq * hd; i++)
-                q16[i] = gl_f16_to_f32(gl_f32_to_f16(q[i]));
+            memcpy(q16, q, sizeof *q16 * (size_t)(nq * hd));
+            c->k->round_f16(q16, nq * hd);
             q = q16;
         }
         float *out = c->att + (size_t)b * q_dim + (size_t)h0 * hd;
@@ -170,22 +170,10 @@ static void attn_worker(void *arg, int ith, int nth)
                                                 c->kv_row_bytes, runs[r].n, hd, scale);
             n += runs[r].n;
         }
-        for (int h = 0; h < nq; h++) { /* softmax, per head */
-            float *sc = scores + h * ss;
-            float mx = -INFINITY, sum = 0.0f;
-            for (int j = 0; j < n; j++)
-                mx = sc[j] > mx ? sc[j] : mx;
-            for (int j = 0; j < n; j++) {
-                sc[j] = expf(sc[j] - mx);
-                sum += sc[j];
-            }
-            const float inv = 1.0f / sum;
-            for (int j = 0; j < n; j++)
-                sc[j] *= inv;
-            if (f16) /* likewise the weights meet the F16 values */
-                for (int j = 0; j < n; j++)
-                    sc[j] = gl_f16_to_f32(gl_f32_to_f16(sc[j]));
-        }
+        /* softmax per head; an F16 cache's values meet the weights at F16
+         * precision, as the queries meet its keys */
+        for (int h = 0; h < nq; h++)
+            c->k->softmax(scores + h * ss, n, f16);
 
         memset(out, 0, (size_t)nq * hd * sizeof(float));
         n = 0;

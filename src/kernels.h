@@ -153,6 +153,20 @@ typedef GL_DECL_ATTN_SCORES_Q8_G_FN((*gl_attn_scores_q8_g_fn));
               const void *v, size_t row_stride, int n_rows, int off, int len)
 typedef GL_DECL_ATTN_ACCUM_Q8_G_FN((*gl_attn_accum_q8_g_fn));
 
+/* Softmax in place over n >= 1 scores: x[j] = exp(x[j] - max) / sum. With
+ * round_f16, every result is then rounded to the nearest F16 value (the
+ * precision at which the weights meet an F16 cache's values). Backends may
+ * use their own exp and summation order: tolerance class exp (8 ulp) plus
+ * the reordered sum, and with round_f16 one F16 step where that moves a
+ * value across a rounding boundary. */
+#define GL_DECL_SOFTMAX_FN(name) void name(float *x, int n, int round_f16)
+typedef GL_DECL_SOFTMAX_FN((*gl_softmax_fn));
+
+/* x[i] = the F16 value nearest x[i] (round to nearest even), in place. Exact:
+ * every backend gives the same bits. */
+#define GL_DECL_ROUND_F16_FN(name) void name(float *x, int n)
+typedef GL_DECL_ROUND_F16_FN((*gl_round_f16_fn));
+
 /* KV cache storage types (the Q8_0 one has its own kernel slots). */
 enum gl_kv_type { GL_KV_F32 = 0, GL_KV_F16 = 1, GL_KV_TYPE_COUNT, GL_KV_Q8_0 = GL_KV_TYPE_COUNT };
 
@@ -185,6 +199,8 @@ typedef struct gl_kernels {
     gl_add_bias_fn add_bias;   /* gpt2 */
     gl_attn_scores_fn attn_scores[GL_KV_TYPE_COUNT];
     gl_attn_accum_fn attn_accum[GL_KV_TYPE_COUNT];
+    gl_softmax_fn softmax;
+    gl_round_f16_fn round_f16;
     gl_attn_scores_q8_fn attn_scores_q8;
     gl_attn_accum_q8_fn attn_accum_q8;
     /* grouped-query forms of the four above (runtime: src/attention.c) */

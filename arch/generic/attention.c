@@ -2,6 +2,8 @@
  * dot products; the value accumulation adds rows strictly in the order
  * given, so results do not depend on how the caller splits positions into
  * runs (ring wrap, prompt chunks). */
+#include <math.h>
+
 #include "arch/generic/generic.h"
 #include "half.h"
 
@@ -159,4 +161,26 @@ GL_DECL_ATTN_ACCUM_Q8_G_FN(gl_attn_accum_q8_g_generic)
                 oh[i] += pj * q8_elem(vr, off + i);
         }
     }
+}
+
+GL_DECL_SOFTMAX_FN(gl_softmax_generic)
+{
+    float mx = -INFINITY, sum = 0.0f;
+    for (int j = 0; j < n; j++)
+        mx = x[j] > mx ? x[j] : mx;
+    for (int j = 0; j < n; j++) {
+        x[j] = expf(x[j] - mx);
+        sum += x[j];
+    }
+    const float inv = 1.0f / sum;
+    for (int j = 0; j < n; j++)
+        x[j] *= inv;
+    if (round_f16)
+        gl_round_f16_generic(x, n);
+}
+
+GL_DECL_ROUND_F16_FN(gl_round_f16_generic)
+{
+    for (int i = 0; i < n; i++)
+        x[i] = gl_f16_to_f32(gl_f32_to_f16(x[i]));
 }

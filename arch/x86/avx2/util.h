@@ -119,6 +119,15 @@ GL_ALWAYS_INLINE __m256 gl_load_part_f32(const float *p, int m)
     return _mm256_maskload_ps(p, gl_tail_mask8(m));
 }
 
+/* The largest lane (exact in any order). */
+GL_ALWAYS_INLINE float gl_hmax8_ps(__m256 v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    return _mm_cvtss_f32(m);
+}
+
 /* e^x for the SwiGLU gate, |rel err| <= ~3 ulp over the clamped range.
  * x is clamped to [-88, 88.75]: below, e^x only ever meets 1 + e^x (== 1);
  * above, the result overflows to +inf as expf does. 2^n is applied in two
