@@ -307,7 +307,7 @@ static int is_quant(int type) { return type == GGUF_T_Q8_0 || type == GGUF_T_Q4_
 
 enum kind { K_QUANT, K_MATMUL, K_MATMUL_X8, K_REPACK, K_RMSNORM, K_SWIGLU, K_SCORES, K_ACCUM,
              K_SCORES_G, K_ACCUM_G,
-             K_LAYERNORM, K_GELU, K_ADD_BIAS };
+             K_LAYERNORM, K_GELU, K_ADD_BIAS, K_SOFTMAX, K_ROUND_F16 };
 
 static const struct slot {
     const char *name;
@@ -341,6 +341,9 @@ static const struct slot {
     { "layernorm", K_LAYERNORM, 0 },
     { "gelu", K_GELU, 0 },
     { "add_bias", K_ADD_BIAS, 0 },
+    { "softmax", K_SOFTMAX, 0 },
+    { "softmax_f16", K_SOFTMAX, 1 },
+    { "round_f16", K_ROUND_F16, 0 },
 };
 enum { n_slots = sizeof slots / sizeof slots[0] };
 
@@ -370,6 +373,8 @@ static const void *slot_fn(const gl_kernels *k, const struct slot *s)
     case K_LAYERNORM: return (const void *)k->layernorm;
     case K_GELU: return (const void *)k->gelu;
     case K_ADD_BIAS: return (const void *)k->add_bias;
+    case K_SOFTMAX: return (const void *)k->softmax;
+    case K_ROUND_F16: return (const void *)k->round_f16;
     default:
         return s->type == GL_KV_Q8_0 ? (const void *)k->attn_accum_q8
                                      : (const void *)k->attn_accum[s->type];
@@ -969,6 +974,59 @@ static void check_add_bias(const gl_kernels *ref, const gl_kernels *nw)
     }
 }
 
+/* softmax: exp within 8 ulp and the sum reordered, so
+ *     |new - ref| <= (16 + n + 16) u |ref| + 2^-120 (the SIMD exp flushes below e^-88);
+ * with F16 rounding the two may land on neighbouring F16 values: one F16
+ * step (2^-10 relative, or 2^-24 for F16 subnormals) more.
+ * round_f16: exact. */
+static void check_softmax(const gl_kernels *ref, const gl_kernels *nw, int round)
+{
+    for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
+        reseed(900 + (uint32_t)round, (uint32_t)ci);
+        const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
+        snprintf(cur_case, sizeof cur_case, "n=%d", n);
+        gbuf gr, gn;
+        float *yr = galloc(&gr, (size_t)n * 4, rmis()), *yn = galloc(&gn, (size_t)n * 4, rmis());
+        const float spread = ci & 1 ? 30.0f : 3.0f; /* peaked and flat distributions */
+        for (int j = 0; j < n; j++)
+            yr[j] = yn[j] = rnorm() * spread + (chance(5) ? 80.0f : 0.0f);
+        ref->softmax(yr, n, round);
+        nw->softmax(yn, n, round);
+        for (int j = 0; j < n; j++) {
+            double tol = (32.0 + n) * U * fabs(yr[j]) + 0x1p-120; /* exp clamps at -88 */
+            if (round)
+                tol += fabs(yr[j]) * 0x1p-10 + 0x1p-24;
+            if (!near(yr[j], yn[j], tol)) {
+                failf("p[%d] = %.9g, generic %.9g", j, yn[j], yr[j]);
+                break;
+            }
+        }
+        gcheck(&gn, "p");
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
+static void check_round_f16(const gl_kernels *ref, const gl_kernels *nw)
+{
+    for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
+        reseed(950, (uint32_t)ci);
+        const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
+        snprintf(cur_case, sizeof cur_case, "n=%d", n);
+        gbuf gr, gn;
+        float *yr = galloc(&gr, (size_t)n * 4, rmis()), *yn = galloc(&gn, (size_t)n * 4, rmis());
+        for (int j = 0; j < n; j++)
+            yr[j] = yn[j] = rfloat(rint_in(0, 4)); /* includes huge, tiny, subnormal */
+        ref->round_f16(yr, n);
+        nw->round_f16(yn, n);
+        if (!same_bits(yr, yn, (size_t)n))
+            failf("differs from generic");
+        gcheck(&gn, "x");
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
 /* ---- attention ---------------------------------------------------------------------- */
 
 static const int lens[] = { 1, 3, 7, 8, 9, 16, 31, 32, 48, 64, 100, 128, 256 };
@@ -1430,6 +1488,8 @@ static void bench_call(const bench_ctx *b)
     case K_LAYERNORM: b->k->layernorm(b->y, b->x, b->aux, b->aux, b->n, 1e-5f); break;
     case K_GELU: b->k->gelu(b->y, b->x, b->n); break;
     case K_ADD_BIAS: b->k->add_bias(b->y, b->aux, b->n); break;
+    case K_SOFTMAX: b->k->softmax(b->y, b->n, s->type); break;
+    case K_ROUND_F16: b->k->round_f16(b->y, b->n); break;
     }
 }
 
@@ -1654,6 +1714,8 @@ int main(int argc, char **argv)
             case K_LAYERNORM: check_layernorm(&gen, k); break;
             case K_GELU: check_gelu(&gen, k); break;
             case K_ADD_BIAS: check_add_bias(&gen, k); break;
+            case K_SOFTMAX: check_softmax(&gen, k, s->type); break;
+            case K_ROUND_F16: check_round_f16(&gen, k); break;
             }
             printf("  %-9s%s%s", group_fail ? "[FAILED]" : "[OK]", s->name,
                    differs ? "" : " (determinism only)");
