@@ -69,7 +69,8 @@ int main(int argc, char **argv)
             return 1;
         bw[ti] = bw_measure(pool, buf, arena, 3);
         gl_threadpool_free(pool);
-        printf("read bandwidth, %d thread%s: %.1f GB/s\n", nths[ti], nths[ti] > 1 ? "s" : "", bw[ti]);
+        printf("read bandwidth, %d thread%s: %.1f GB/s\n", nths[ti], nths[ti] > 1 ? "s" : "",
+               bw[ti]);
         if (threads == 1) {
             bw[1] = bw[0];
             break;
@@ -78,7 +79,9 @@ int main(int argc, char **argv)
 
     const char *names[16];
     const int nb = gl_backend_list(names, 16);
-    static const struct { int n, rows; } shapes[] = { { 2048, 5632 }, { 5632, 2048 } };
+    static const struct {
+        int n, rows;
+    } shapes[] = { { 2048, 5632 }, { 5632, 2048 } };
     static const int types[] = { GGUF_T_Q4_0, GGUF_T_Q8_0 };
     printf("%-13s %-7s %-10s %3s %10s %9s %6s %9s\n", "backend", "type", "n x rows", "thr",
            "us/call", "GB/s cold", "of bw", "GB/s hot");
@@ -92,12 +95,15 @@ int main(int argc, char **argv)
                 return 1;
             for (int ty = 0; ty < 4; ty++)
                 for (int si = 0; si < 2; si++) {
-                    /* ty 2, 3: the same matrices repacked (x8 layouts), where the backend uses them */
+                    /* ty 2, 3: the same matrices repacked (x8 layouts), where the backend uses them
+                     */
                     const int type = types[ty % 2], n = shapes[si].n, rows = shapes[si].rows;
                     const int layout = ty >= 2 ? k.repack[type].layout : 0;
                     if (ty >= 2 && !k.repack[type].use)
                         continue;
-                    const size_t wrb = (size_t)n / 32 * (type == GGUF_T_Q4_0 ? sizeof(block_q4_0) : sizeof(block_q8_0));
+                    const size_t wrb =
+                        (size_t)n / 32 *
+                        (type == GGUF_T_Q4_0 ? sizeof(block_q4_0) : sizeof(block_q8_0));
                     const size_t wbytes = wrb * (size_t)rows;
                     const size_t ncopies = arena / wbytes;
                     for (size_t c = 0; c < ncopies; c++) /* sane scales in every block */
@@ -115,7 +121,13 @@ int main(int argc, char **argv)
                             k.repack[type].fn(pbuf + c * wbytes, buf + c * wbytes, wrb, n, rows, 0,
                                               rows / GL_X8_ROWS);
                     unsigned char *base = layout ? pbuf : buf;
-                    mv_task t = { .k = &k, .type = type, .n = n, .rows = rows, .wrb = wrb, .x = x, .y = y,
+                    mv_task t = { .k = &k,
+                                  .type = type,
+                                  .n = n,
+                                  .rows = rows,
+                                  .wrb = wrb,
+                                  .x = x,
+                                  .y = y,
                                   .layout = layout };
                     double gbs[2];
                     for (int hot = 0; hot < 2; hot++) {
@@ -136,8 +148,7 @@ int main(int argc, char **argv)
                             printf("%-13s %-7s %4dx%-5d %3d %10.1f %9.1f %5.0f%%", names[bi],
                                    type == GGUF_T_Q4_0 ? (layout ? "q4_0x8" : "q4_0")
                                                        : (layout ? "q8_0x8" : "q8_0"),
-                                   n, rows, nths[ti],
-                                   best * 1e6, gbs[0], 100 * gbs[0] / bw[ti]);
+                                   n, rows, nths[ti], best * 1e6, gbs[0], 100 * gbs[0] / bw[ti]);
                     }
                     printf(" %9.1f\n", gbs[1]);
                     free(x);

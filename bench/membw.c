@@ -31,7 +31,8 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < bytes; i += 64)
         memset(buf + i, (int)(i >> 6), 64);
-    for (int nth = 1; nth <= threads; nth = nth < threads && nth * 2 > threads ? threads : nth * 2) {
+    for (int nth = 1; nth <= threads;
+         nth = nth < threads && nth * 2 > threads ? threads : nth * 2) {
         gl_threadpool *pool;
         if (gl_threadpool_create(&pool, nth, NULL) != GL_OK)
             return 1;

@@ -62,9 +62,9 @@ int fz_vocabs(gl_model ***out)
         fz_die("tiny vocabulary: %s", err.msg);
     n++;
     gw_free(&b);
-    static const char *const files[] = {"models/stories260K.gguf",
-                                        "tokenizers/ggml-vocab-llama-spm.gguf",
-                                        "tokenizers/ggml-vocab-gpt-2.gguf"};
+    static const char *const files[] = { "models/stories260K.gguf",
+                                         "tokenizers/ggml-vocab-llama-spm.gguf",
+                                         "tokenizers/ggml-vocab-gpt-2.gguf" };
     gl_model_params mp = gl_model_default_params();
     mp.vocab_only = true;
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -87,8 +87,11 @@ bool fz_utf8_valid(const unsigned char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
-        size_t k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        size_t k = c < 0x80             ? 1
+                   : (c & 0xe0) == 0xc0 ? 2
+                   : (c & 0xf0) == 0xe0 ? 3
+                   : (c & 0xf8) == 0xf0 ? 4
+                                        : 0;
         if (!k || i + k > n || (k == 2 && c < 0xc2) || (k == 4 && c > 0xf4))
             return false;
         for (size_t j = 1; j < k; j++)

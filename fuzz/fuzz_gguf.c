@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(buf, data, size);
     gguf_file g;
-    gl_error err = {0};
+    gl_error err = { 0 };
     gl_status st = gguf_parse(&g, buf, size, &err);
     if (st != GL_OK) {
         if (g.kv || g.tensors || g.n_kv || g.n_tensors)

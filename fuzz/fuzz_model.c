@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     gl_model *m = NULL;
-    gl_error err = {0};
+    gl_error err = { 0 };
     gl_status st = fz_load_bytes(&m, data, size, false, &err);
     if (st != GL_OK) {
         if (m)

@@ -109,7 +109,7 @@ static void shrink(const uint8_t *p, size_t n, gw_buf *b)
     for (uint64_t i = 0; i < g.n_tensors; i++) {
         const gguf_tensor *t = &g.tensors[i];
         /* names are not NUL-terminated: written by hand, not gw_tensor_info */
-        uint64_t ne[1] = {gguf_type_block_elems(t->type)};
+        uint64_t ne[1] = { gguf_type_block_elems(t->type) };
         gw_strn(b, t->name.ptr, t->name.len);
         gw_field32(b, 1, GW_F_NDIMS, "n_dims");
         gw_field64(b, ne[0], GW_F_DIM, "dimension");
@@ -138,7 +138,7 @@ static void gguf_and_model_seeds(void)
     char name[256];
     gw_buf b;
     for (int v = 0; v < 3; v++) {
-        gw_sample_opts o = {.version = v == 2 ? 2 : 3, .alignment = v == 1 ? 64 : 0};
+        gw_sample_opts o = { .version = v == 2 ? 2 : 3, .alignment = v == 1 ? 64 : 0 };
         gw_init(&b);
         gw_build_sample(&b, &o);
         snprintf(name, sizeof name, "sample-%d.gguf", v);
@@ -155,14 +155,15 @@ static void gguf_and_model_seeds(void)
         }
         gw_free(&b);
     }
-    static const uint32_t wtypes[] = {GGUF_T_F32, GGUF_T_F16, GGUF_T_BF16, GGUF_T_Q8_0,
-                                      GGUF_T_Q4_0};
+    static const uint32_t wtypes[] = { GGUF_T_F32, GGUF_T_F16, GGUF_T_BF16, GGUF_T_Q8_0,
+                                       GGUF_T_Q4_0 };
     for (size_t i = 0; i < sizeof wtypes / sizeof wtypes[0]; i++) {
         /* the unquantized ones are big: one variant each */
         bool quant = wtypes[i] == GGUF_T_Q8_0 || wtypes[i] == GGUF_T_Q4_0;
         for (int k = 0; k < (quant ? 3 : 1); k++) {
             gw_init(&b);
-            tm_build(&b, &(tm_opts){.wtype = wtypes[i], .tied = k == 1, .n_layers = k == 2 ? 2 : 1});
+            tm_build(&b,
+                     &(tm_opts){ .wtype = wtypes[i], .tied = k == 1, .n_layers = k == 2 ? 2 : 1 });
             snprintf(name, sizeof name, "tiny-%s-%d.gguf", gguf_type_name(wtypes[i]), k);
             put("model", name, b.data, b.len);
             if (k == 0)
@@ -212,9 +213,19 @@ static void text_seed(const char *name, uint8_t sel, const char *s, size_t n)
 static void tokenizer_seeds(void)
 {
     static const char *const extra[] = {
-        "Once upon a time", "", " ", "\n\n\t  x", "\xff\xfe\xfd", "\xc3", "\xc3\xa9\xe2\x96",
-        "\xed\xa0\x80 surrogate", "\xf4\x90\x80\x80 too big", "a\0b", "<s></s><unk>",
-        "\xe2\x96\x81\xe2\x96\x81", "Hello, world! 123 'll 've",
+        "Once upon a time",
+        "",
+        " ",
+        "\n\n\t  x",
+        "\xff\xfe\xfd",
+        "\xc3",
+        "\xc3\xa9\xe2\x96",
+        "\xed\xa0\x80 surrogate",
+        "\xf4\x90\x80\x80 too big",
+        "a\0b",
+        "<s></s><unk>",
+        "\xe2\x96\x81\xe2\x96\x81",
+        "Hello, world! 123 'll 've",
     };
     char name[64];
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
@@ -223,8 +234,8 @@ static void tokenizer_seeds(void)
             text_seed(name, (uint8_t)(v | (i & 1 ? 0x80 : 0)), extra[i],
                       i == 9 ? 3 : strlen(extra[i]));
         }
-    static const char *const inps[] = {"tokenizers/ggml-vocab-llama-spm.gguf.inp",
-                                       "tokenizers/ggml-vocab-gpt-2.gguf.inp"};
+    static const char *const inps[] = { "tokenizers/ggml-vocab-llama-spm.gguf.inp",
+                                        "tokenizers/ggml-vocab-gpt-2.gguf.inp" };
     for (size_t f = 0; f < 2; f++) {
         char path[1024];
         size_t n;
@@ -249,12 +260,12 @@ static void tokenizer_seeds(void)
 
 static void detok_seeds(void)
 {
-    static const char *const outs[] = {"tokenizers/ggml-vocab-llama-spm.gguf.out",
-                                       "tokenizers/ggml-vocab-gpt-2.gguf.out"};
+    static const char *const outs[] = { "tokenizers/ggml-vocab-llama-spm.gguf.out",
+                                        "tokenizers/ggml-vocab-gpt-2.gguf.out" };
     char name[64];
     uint8_t buf[4096];
     /* odd ids: negative, huge, BOS in the middle, byte tokens */
-    const int32_t odd[] = {1, -1, 21, 22, 23, 2, 5, INT32_MIN, INT32_MAX, 1, 3, 22, 22, 9};
+    const int32_t odd[] = { 1, -1, 21, 22, 23, 2, 5, INT32_MIN, INT32_MAX, 1, 3, 22, 22, 9 };
     buf[0] = 0;
     buf[1] = 0x80 | 63;
     memcpy(buf + 2, odd, sizeof odd);

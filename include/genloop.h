@@ -67,23 +67,23 @@ GL_API gl_status gl_model_load(gl_model **out, const char *path, const gl_model_
 GL_API void gl_model_free(gl_model *m);
 
 typedef struct gl_model_info {
-    const char *arch;      /* general.architecture                          */
-    const char *name;      /* general.name or ""                            */
-    const char *backend;   /* kernel backend in use                          */
+    const char *arch;    /* general.architecture                          */
+    const char *name;    /* general.name or ""                            */
+    const char *backend; /* kernel backend in use                          */
     uint32_t gguf_version;
     int n_vocab, n_ctx_train, dim, n_layers, n_heads, n_kv_heads, ffn_dim, head_dim;
     float norm_eps, rope_freq_base, rope_scale;
     uint64_t n_tensors;
-    uint64_t weight_bytes;   /* bytes of all tensors as stored            */
+    uint64_t weight_bytes;           /* bytes of all tensors as stored            */
     uint64_t weight_bytes_per_token; /* bytes one decode step reads      */
     uint64_t file_bytes;
     uint64_t type_counts[32]; /* tensors per GGUF type id (0..31)         */
     uint64_t type_bytes[32];
     bool has_weights;
     int bos_id, eos_id;
-    bool add_bos;         /* prompts start with BOS, as the vocabulary asks */
-    int n_pos_learned;    /* learned absolute positions (gpt2's position_embd
-                           * rows): no position may reach it. 0: none (RoPE) */
+    bool add_bos;      /* prompts start with BOS, as the vocabulary asks */
+    int n_pos_learned; /* learned absolute positions (gpt2's position_embd
+                        * rows): no position may reach it. 0: none (RoPE) */
 } gl_model_info;
 
 GL_API void gl_model_get_info(const gl_model *m, gl_model_info *info);
@@ -97,8 +97,8 @@ GL_API uint64_t gl_model_kv_bytes(const gl_model *m, int n_ctx);
  * gl_model_info.add_bos to follow the vocabulary). Writes at most cap ids to out; returns the
  * number of tokens the text has (may exceed cap: call again with more room)
  * or -1 on error. */
-GL_API int gl_tokenize(const gl_model *m, const char *text, size_t len, bool add_bos,
-                       int32_t *out, int cap, gl_error *err);
+GL_API int gl_tokenize(const gl_model *m, const char *text, size_t len, bool add_bos, int32_t *out,
+                       int cap, gl_error *err);
 
 /* Streams token text safely: bytes of a UTF-8 character split over several
  * tokens come out once the character is whole. */
@@ -121,11 +121,11 @@ GL_API int gl_detok_flush(gl_detok *d, char *out, size_t cap);
 typedef struct gl_ctx gl_ctx;
 
 typedef struct gl_ctx_params {
-    int n_ctx;     /* KV slots per sequence; 0: the model's context length */
-    int n_threads; /* 0: physical cores                                   */
-    int n_batch;   /* most tokens per forward pass; 0: 512                 */
-    int n_keep;    /* leading positions the ring never evicts; 0: none    */
-    int n_seq;     /* sequence slots, each with its own ring; 0: 1       */
+    int n_ctx;      /* KV slots per sequence; 0: the model's context length */
+    int n_threads;  /* 0: physical cores                                   */
+    int n_batch;    /* most tokens per forward pass; 0: 512                 */
+    int n_keep;     /* leading positions the ring never evicts; 0: none    */
+    int n_seq;      /* sequence slots, each with its own ring; 0: 1       */
     int cache_type; /* enum gl_cache_type                                 */
 } gl_ctx_params;
 
@@ -186,10 +186,10 @@ GL_API void gl_sampler_probs(gl_sampler *s, const float *logits, const int32_t *
 
 typedef enum gl_stop_reason {
     GL_STOP_NONE = 0,
-    GL_STOP_EOS,     /* the model emitted end-of-sequence         */
-    GL_STOP_LENGTH,  /* n_predict tokens were generated           */
-    GL_STOP_CONTEXT, /* the context is full and the ring is off   */
-    GL_STOP_STRING,  /* a stop string appeared in the text        */
+    GL_STOP_EOS,      /* the model emitted end-of-sequence         */
+    GL_STOP_LENGTH,   /* n_predict tokens were generated           */
+    GL_STOP_CONTEXT,  /* the context is full and the ring is off   */
+    GL_STOP_STRING,   /* a stop string appeared in the text        */
     GL_STOP_CALLBACK, /* the token callback asked to stop         */
     GL_STOP_CANCELLED /* gl_engine_cancel                          */
 } gl_stop_reason;
@@ -209,10 +209,10 @@ typedef enum gl_ctx_policy {
 } gl_ctx_policy;
 
 typedef struct gl_gen_params {
-    int n_predict;        /* most tokens to generate; < 0: unlimited      */
-    bool ring;            /* keep going past a full context (by context_policy);
-                           * false: stop (GL_STOP_CONTEXT)                 */
-    int context_policy;   /* enum gl_ctx_policy                            */
+    int n_predict;      /* most tokens to generate; < 0: unlimited      */
+    bool ring;          /* keep going past a full context (by context_policy);
+                         * false: stop (GL_STOP_CONTEXT)                 */
+    int context_policy; /* enum gl_ctx_policy                            */
     gl_sampler_params sampling;
     const char *const *stops; /* stop strings: generation ends when the text
                                * contains one; it is cut off before it       */
@@ -236,9 +236,9 @@ typedef struct gl_gen_result {
 /* Prefills prompt (n_prompt ids) into a fresh context, then samples and
  * decodes until a stop. Generated ids go to out_tokens (cap entries; more
  * are generated than fit only when cap < n_predict). */
-GL_API gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt,
-                             const gl_gen_params *p, gl_token_cb cb, void *user,
-                             int32_t *out_tokens, int cap, gl_gen_result *res, gl_error *err);
+GL_API gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt, const gl_gen_params *p,
+                             gl_token_cb cb, void *user, int32_t *out_tokens, int cap,
+                             gl_gen_result *res, gl_error *err);
 
 GL_API int gl_model_n_vocab(const gl_model *m);
 GL_API int gl_model_eos(const gl_model *m);
@@ -267,18 +267,18 @@ typedef struct gl_request {
     int add_bos;                  /* -1: as the vocabulary asks, 0/1        */
     const int32_t *prompt_tokens; /* ...or token ids (takes precedence)     */
     int n_prompt_tokens;
-    int n_predict;                /* < 0: unlimited                         */
-    bool ring;                    /* false: stop when the context is full   */
-    int context_policy;           /* enum gl_ctx_policy                     */
+    int n_predict;      /* < 0: unlimited                         */
+    bool ring;          /* false: stop when the context is full   */
+    int context_policy; /* enum gl_ctx_policy                     */
     gl_sampler_params sampling;
-    const char *const *stops;     /* copied at submit                       */
+    const char *const *stops; /* copied at submit                       */
     int n_stops;
-    gl_token_cb on_token;         /* streaming, may be NULL                 */
+    gl_token_cb on_token; /* streaming, may be NULL                 */
     void *user;
-    bool keep_history;            /* true (default): status keeps every id and
-                                   * all text; false: only what sampling and
-                                   * the context need, so a request streaming
-                                   * forever runs in fixed memory            */
+    bool keep_history; /* true (default): status keeps every id and
+                        * all text; false: only what sampling and
+                        * the context need, so a request streaming
+                        * forever runs in fixed memory            */
 } gl_request;
 
 typedef struct gl_request_status {
@@ -288,9 +288,9 @@ typedef struct gl_request_status {
                                    * NULL once a request that keeps no
                                    * history has dropped its head            */
     int n_prompt;
-    const int32_t *tokens;        /* generated ids                         */
+    const int32_t *tokens; /* generated ids                         */
     int n_generated;
-    const char *text;             /* generated text, NUL-terminated        */
+    const char *text; /* generated text, NUL-terminated        */
     size_t text_len;
     double queue_ms, prefill_ms, decode_ms, latency_ms, ttft_ms;
 } gl_request_status;
@@ -301,8 +301,7 @@ GL_API gl_status gl_engine_create(gl_engine **out, gl_model *m, const gl_engine_
                                   gl_error *err);
 GL_API void gl_engine_free(gl_engine *e);
 /* Queues a request; its id identifies it until gl_engine_release. */
-GL_API gl_status gl_engine_submit(gl_engine *e, const gl_request *r, int64_t *id,
-                                  gl_error *err);
+GL_API gl_status gl_engine_submit(gl_engine *e, const gl_request *r, int64_t *id, gl_error *err);
 /* One scheduling round: admit, batch, forward, sample, stop. */
 GL_API gl_status gl_engine_step(gl_engine *e, gl_error *err);
 /* Whether any request is waiting or running. */

@@ -38,8 +38,7 @@ static int add_cached(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi)
 /* Positions [lo, hi) in order: those before pos0 (the sequence's first
  * position in this batch, at batch row first) from the ring, the rest from
  * the batch. */
-static int add_positions(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi, int pos0,
-                         int first)
+static int add_positions(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi, int pos0, int first)
 {
     if (lo >= hi)
         return n;

@@ -33,23 +33,24 @@ static gl_status check_memory(const gl_config *cfg, const gl_ctx_params *p, size
     const uint64_t q_dim = (uint64_t)cfg->n_heads * (uint64_t)cfg->head_dim;
     const uint64_t kv_dim = (uint64_t)cfg->n_kv_heads * (uint64_t)cfg->head_dim;
     const uint64_t group = (uint64_t)(cfg->n_heads / cfg->n_kv_heads);
-    const uint64_t kv = 2 * (uint64_t)p->n_seq * (uint64_t)cfg->n_layers * (uint64_t)p->n_ctx *
-                        kv_row_bytes;
-    const uint64_t scratch = nb * (5 * dim + 2 * q_dim + 2 * kv_dim + 2 * (uint64_t)cfg->ffn_dim) *
-                                 sizeof(float) + 2 * nb * kv_row_bytes + nb * xq_stride +
-                             (uint64_t)p->n_threads * group * ((uint64_t)p->n_ctx +
-                                                               (uint64_t)cfg->head_dim) *
-                                 sizeof(float);
+    const uint64_t kv =
+        2 * (uint64_t)p->n_seq * (uint64_t)cfg->n_layers * (uint64_t)p->n_ctx * kv_row_bytes;
+    const uint64_t scratch =
+        nb * (5 * dim + 2 * q_dim + 2 * kv_dim + 2 * (uint64_t)cfg->ffn_dim) * sizeof(float) +
+        2 * nb * kv_row_bytes + nb * xq_stride +
+        (uint64_t)p->n_threads * group * ((uint64_t)p->n_ctx + (uint64_t)cfg->head_dim) *
+            sizeof(float);
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || page <= 0)
         return GL_OK; /* unknown: let the allocations decide */
     const uint64_t phys = (uint64_t)pages * (uint64_t)page;
     if (kv + scratch > phys)
-        return gl_fail(err, GL_ERR_NOMEM, "a context of %d positions needs %llu bytes (KV cache "
+        return gl_fail(err, GL_ERR_NOMEM,
+                       "a context of %d positions needs %llu bytes (KV cache "
                        "%llu + scratch %llu), more than this machine's %llu bytes of physical "
-                       "memory: lower -c", p->n_ctx, (unsigned long long)(kv + scratch),
-                       (unsigned long long)kv, (unsigned long long)scratch,
-                       (unsigned long long)phys);
+                       "memory: lower -c",
+                       p->n_ctx, (unsigned long long)(kv + scratch), (unsigned long long)kv,
+                       (unsigned long long)scratch, (unsigned long long)phys);
     return GL_OK;
 }
 
@@ -68,7 +69,9 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
 {
     *out = NULL;
     if (!m->has_weights)
-        return gl_fail(err, GL_ERR_UNSUPPORTED, "the model file has no weights (a vocabulary-only GGUF): it can tokenize but not generate");
+        return gl_fail(err, GL_ERR_UNSUPPORTED,
+                       "the model file has no weights (a vocabulary-only GGUF): it can tokenize "
+                       "but not generate");
     gl_ctx_params p = params ? *params : gl_ctx_default_params();
     const gl_config *cfg = &m->cfg;
     if (p.n_ctx < 0 || p.n_threads < 0 || p.n_batch < 0 || p.n_keep < 0 || p.n_seq < 0)
@@ -103,12 +106,19 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->n_threads = p.n_threads;
     c->n_seq = p.n_seq;
     switch (p.cache_type) {
-    case GL_CACHE_F16: c->kv_type = GL_KV_F16; c->kv_elem = 2; break;
-    case GL_CACHE_F32: c->kv_type = GL_KV_F32; c->kv_elem = 4; break;
-    case GL_CACHE_Q8_0: c->kv_type = GL_KV_Q8_0; c->kv_elem = 0; break;
-    default:
-        free(c);
-        return gl_fail(err, GL_ERR_ARG, "unknown cache type %d", p.cache_type);
+    case GL_CACHE_F16:
+        c->kv_type = GL_KV_F16;
+        c->kv_elem = 2;
+        break;
+    case GL_CACHE_F32:
+        c->kv_type = GL_KV_F32;
+        c->kv_elem = 4;
+        break;
+    case GL_CACHE_Q8_0:
+        c->kv_type = GL_KV_Q8_0;
+        c->kv_elem = 0;
+        break;
+    default: free(c); return gl_fail(err, GL_ERR_ARG, "unknown cache type %d", p.cache_type);
     }
 
     const size_t nb = (size_t)p.n_batch, dim = (size_t)cfg->dim;
@@ -118,11 +128,13 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     const size_t max_in = ffn > q_dim ? (ffn > dim ? ffn : dim) : (q_dim > dim ? q_dim : dim);
     if (c->kv_type == GL_KV_Q8_0 && kv_dim % QK8_0 != 0) {
         free(c);
-        return gl_fail(err, GL_ERR_UNSUPPORTED, "a Q8_0 KV cache needs the KV width (%zu = %d "
-                       "heads x %zu) to be a multiple of 32", kv_dim, cfg->n_kv_heads, hd);
+        return gl_fail(err, GL_ERR_UNSUPPORTED,
+                       "a Q8_0 KV cache needs the KV width (%zu = %d "
+                       "heads x %zu) to be a multiple of 32",
+                       kv_dim, cfg->n_kv_heads, hd);
     }
-    c->kv_row_bytes = c->kv_type == GL_KV_Q8_0 ? kv_dim / QK8_0 * sizeof(block_q8_0)
-                                               : kv_dim * c->kv_elem;
+    c->kv_row_bytes =
+        c->kv_type == GL_KV_Q8_0 ? kv_dim / QK8_0 * sizeof(block_q8_0) : kv_dim * c->kv_elem;
     c->seq_cache_bytes = mul3((size_t)cfg->n_layers, (size_t)p.n_ctx, c->kv_row_bytes);
     const size_t cache_bytes = mul3(c->seq_cache_bytes, (size_t)p.n_seq, 1);
     c->xq_stride = (max_in + QK8_0 - 1) / QK8_0 * sizeof(block_q8_0);
@@ -141,8 +153,8 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
         !(c->v_cache = malloc(cache_bytes))) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM,
-                       "cannot allocate the KV cache for %d positions: %llu bytes needed",
-                       p.n_ctx, 2ull * (unsigned long long)cache_bytes);
+                       "cannot allocate the KV cache for %d positions: %llu bytes needed", p.n_ctx,
+                       2ull * (unsigned long long)cache_bytes);
     }
     c->x = malloc(nb * dim * sizeof(float));
     c->xb = malloc(nb * dim * sizeof(float));
@@ -172,8 +184,9 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->runs = malloc(nb * GL_MAX_RUNS * sizeof(gl_kv_run));
     c->n_runs = malloc(nb * sizeof(int));
     if (!c->x || !c->xb || !c->q || !c->kcur || !c->vcur || !c->att || !c->hb || !c->hb2 ||
-        !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores || !c->q16 ||
-        !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq || !c->row_pos || !c->row_first || (m->gpt2_layers && !c->qkv)) {
+        !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores ||
+        !c->q16 || !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq ||
+        !c->row_pos || !c->row_first || (m->gpt2_layers && !c->qkv)) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
     }
@@ -253,8 +266,8 @@ gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
 {
     const int n_vocab = c->m->cfg.n_vocab;
     if (b->n < 1 || b->n > c->n_batch)
-        return gl_fail(err, GL_ERR_ARG, "a batch of %d tokens (this context takes 1 to %d)",
-                       b->n, c->n_batch);
+        return gl_fail(err, GL_ERR_ARG, "a batch of %d tokens (this context takes 1 to %d)", b->n,
+                       c->n_batch);
     for (int i = 0; i < b->n; i++) {
         const int s = b->seq ? b->seq[i] : 0;
         if (s < 0 || s >= c->n_seq)
@@ -280,7 +293,8 @@ gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
     const int n_pos = c->m->cfg.n_pos_learned;
     for (int i = 0; i < b->n; i++)
         if (n_pos > 0 && c->row_pos[i] >= n_pos)
-            return gl_fail(err, GL_ERR_ARG, "position %d is past the %d positions '%s' has "
+            return gl_fail(err, GL_ERR_ARG,
+                           "position %d is past the %d positions '%s' has "
                            "learned (position_embd): reset the context or crop the history",
                            c->row_pos[i], n_pos, c->m->arch);
     gl_status st = c->m->forward(c, b, err);
@@ -298,7 +312,8 @@ gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits, bo
         return gl_fail(err, GL_ERR_ARG, "negative token count");
     const int n_pos = c->m->cfg.n_pos_learned;
     if (n_pos > 0 && n > n_pos - c->seq_pos[0])
-        return gl_fail(err, GL_ERR_ARG, "positions %d..%d are past the %d positions '%s' has "
+        return gl_fail(err, GL_ERR_ARG,
+                       "positions %d..%d are past the %d positions '%s' has "
                        "learned (position_embd): reset the context or crop the history",
                        c->seq_pos[0], c->seq_pos[0] + n - 1, n_pos, c->m->arch);
     const size_t n_vocab = (size_t)c->m->cfg.n_vocab;

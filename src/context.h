@@ -33,15 +33,15 @@ struct gl_ctx {
     gl_model *m;
     const gl_kernels *k;
     gl_threadpool *pool;
-    int n_ctx;    /* slots per layer of each sequence                        */
-    int n_keep;   /* pinned leading positions ("attention sinks")            */
-    int n_batch;  /* most tokens per forward pass                            */
-    int n_seq;    /* sequence slots, each with its own ring                  */
-    int *seq_pos; /* [n_seq] next position of each sequence                  */
+    int n_ctx;              /* slots per layer of each sequence                        */
+    int n_keep;             /* pinned leading positions ("attention sinks")            */
+    int n_batch;            /* most tokens per forward pass                            */
+    int n_seq;              /* sequence slots, each with its own ring                  */
+    int *seq_pos;           /* [n_seq] next position of each sequence                  */
     size_t seq_cache_bytes; /* one sequence's K (or V) cache: all layers     */
-    int kv_type;  /* enum gl_kv_type                                         */
+    int kv_type;            /* enum gl_kv_type                                         */
     size_t kv_elem;
-    size_t kv_row_bytes; /* one position's K (or V) for all KV heads          */
+    size_t kv_row_bytes;        /* one position's K (or V) for all KV heads          */
     uint8_t *k_cache, *v_cache; /* [n_seq][n_layers][n_ctx][kv_row_bytes]     */
 
     /* the batch being computed, per row */
@@ -54,12 +54,12 @@ struct gl_ctx {
     uint8_t *k_chunk, *v_chunk; /* this chunk's K/V in cache format        */
     void *xq;                   /* quantized activations                    */
     size_t xq_stride;
-    float *rope_cs;             /* [n_batch][rope_dim]: cos, sin pairs      */
-    double *rope_inv_freq;      /* [rope_dim / 2]                           */
-    float *scores;              /* [n_threads][group][n_ctx], group = n_heads / n_kv_heads */
-    float *q16;                 /* [n_threads][group][head_dim]: queries at F16 precision */
-    gl_kv_run *runs;            /* [n_batch][GL_MAX_RUNS]                    */
-    int *n_runs;                /* [n_batch]                                 */
+    float *rope_cs;        /* [n_batch][rope_dim]: cos, sin pairs      */
+    double *rope_inv_freq; /* [rope_dim / 2]                           */
+    float *scores;         /* [n_threads][group][n_ctx], group = n_heads / n_kv_heads */
+    float *q16;            /* [n_threads][group][head_dim]: queries at F16 precision */
+    gl_kv_run *runs;       /* [n_batch][GL_MAX_RUNS]                    */
+    int *n_runs;           /* [n_batch]                                 */
     int n_threads;
 };
 

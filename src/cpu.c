@@ -14,12 +14,12 @@ static const struct {
     uint32_t flag;
     const char *name;
 } flag_names[] = {
-    { GL_CPU_SSE42, "sse4.2" },        { GL_CPU_AVX, "avx" },
-    { GL_CPU_AVX2, "avx2" },           { GL_CPU_FMA, "fma" },
-    { GL_CPU_F16C, "f16c" },           { GL_CPU_AVX512F, "avx512f" },
-    { GL_CPU_AVX512BW, "avx512bw" },   { GL_CPU_AVX512VL, "avx512vl" },
-    { GL_CPU_AVX512DQ, "avx512dq" },   { GL_CPU_AVX512VNNI, "avx512vnni" },
-    { GL_CPU_NEON, "neon" },           { GL_CPU_DOTPROD, "dotprod" },
+    { GL_CPU_SSE42, "sse4.2" },      { GL_CPU_AVX, "avx" },
+    { GL_CPU_AVX2, "avx2" },         { GL_CPU_FMA, "fma" },
+    { GL_CPU_F16C, "f16c" },         { GL_CPU_AVX512F, "avx512f" },
+    { GL_CPU_AVX512BW, "avx512bw" }, { GL_CPU_AVX512VL, "avx512vl" },
+    { GL_CPU_AVX512DQ, "avx512dq" }, { GL_CPU_AVX512VNNI, "avx512vnni" },
+    { GL_CPU_NEON, "neon" },         { GL_CPU_DOTPROD, "dotprod" },
     { GL_CPU_I8MM, "i8mm" },
 };
 

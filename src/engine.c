@@ -28,8 +28,8 @@ typedef struct gl_req {
     /* parameters */
     int n_predict;
     bool ring;
-    bool crop;  /* recompute the last `block` tokens once the history outgrows them */
-    int block;  /* positions the sequence may use                               */
+    bool crop; /* recompute the last `block` tokens once the history outgrows them */
+    int block; /* positions the sequence may use                               */
     char **stops;
     int n_stops;
     size_t max_stop;
@@ -83,14 +83,18 @@ static double now_ms(void)
 
 gl_engine_params gl_engine_default_params(void)
 {
-    return (gl_engine_params){ .max_seqs = 8, .n_ctx = 0, .n_keep = 0, .n_threads = 0,
-                               .max_batch_tokens = 256 };
+    return (gl_engine_params){
+        .max_seqs = 8, .n_ctx = 0, .n_keep = 0, .n_threads = 0, .max_batch_tokens = 256
+    };
 }
 
 gl_request gl_request_default(void)
 {
-    return (gl_request){ .n_predict = 256, .ring = true, .context_policy = GL_CTX_POLICY_AUTO,
-                         .sampling = gl_sampler_default_params(), .add_bos = -1,
+    return (gl_request){ .n_predict = 256,
+                         .ring = true,
+                         .context_policy = GL_CTX_POLICY_AUTO,
+                         .sampling = gl_sampler_default_params(),
+                         .add_bos = -1,
                          .keep_history = true };
 }
 
@@ -268,9 +272,11 @@ gl_status gl_engine_submit(gl_engine *e, const gl_request *rq, int64_t *id, gl_e
         goto fail;
     }
     if (policy == GL_CTX_POLICY_RING && n_pos > 0) {
-        st = gl_fail(err, GL_ERR_ARG, "the ring context policy cannot run '%s': its %d "
+        st = gl_fail(err, GL_ERR_ARG,
+                     "the ring context policy cannot run '%s': its %d "
                      "positions are learned (position_embd), so a sliding window past them "
-                     "is not exact; use the crop policy", m->arch, n_pos);
+                     "is not exact; use the crop policy",
+                     m->arch, n_pos);
         goto fail;
     }
     r->crop = r->ring && policy == GL_CTX_POLICY_CROP;
@@ -318,8 +324,8 @@ gl_status gl_engine_submit(gl_engine *e, const gl_request *rq, int64_t *id, gl_e
         goto fail;
     /* what sampling (the penalty window), the crop window and the next feed
      * need of the history */
-    r->keep_toks = (rq->sampling.repeat_last_n > r->block ? rq->sampling.repeat_last_n
-                                                          : r->block) + 1;
+    r->keep_toks =
+        (rq->sampling.repeat_last_n > r->block ? rq->sampling.repeat_last_n : r->block) + 1;
     if (rq->n_stops > 0) {
         r->stops = calloc((size_t)rq->n_stops, sizeof *r->stops);
         if (!r->stops)
@@ -523,8 +529,12 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
     if (n == 0)
         return GL_OK;
     double t0 = now_ms();
-    gl_batch b = { .tokens = e->b_tok, .seq = e->b_seq, .n = n, .out_rows = e->b_out,
-                   .n_out = n_out, .logits = e->b_logits };
+    gl_batch b = { .tokens = e->b_tok,
+                   .seq = e->b_seq,
+                   .n = n,
+                   .out_rows = e->b_out,
+                   .n_out = n_out,
+                   .logits = e->b_logits };
     gl_status st = gl_ctx_forward(c, &b, err);
     if (st)
         return st;
@@ -610,8 +620,8 @@ void gl_engine_release(gl_engine *e, int64_t id)
 /* ---- the single-sequence loop, through the same machinery ---------------- */
 
 gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt, const gl_gen_params *p,
-                      gl_token_cb cb, void *user, int32_t *out_tokens, int cap,
-                      gl_gen_result *res, gl_error *err)
+                      gl_token_cb cb, void *user, int32_t *out_tokens, int cap, gl_gen_result *res,
+                      gl_error *err)
 {
     gl_gen_params gp = p ? *p : gl_gen_default_params();
     *res = (gl_gen_result){ .n_prompt = n_prompt };

@@ -28,17 +28,19 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
     /* Learned positions end at n_pos_learned: there is no embedding beyond. */
     for (int b = 0; b < nb; b++)
         if (c->row_pos[b] >= cfg->n_pos_learned)
-            return gl_fail(err, GL_ERR_ARG, "position %d is past the %d positions gpt2 has "
-                           "learned", c->row_pos[b], cfg->n_pos_learned);
+            return gl_fail(err, GL_ERR_ARG,
+                           "position %d is past the %d positions gpt2 has "
+                           "learned",
+                           c->row_pos[b], cfg->n_pos_learned);
 
     /* x = token embedding + position embedding */
     for (int b = 0; b < nb; b++) {
         const gl_weight *te = &m->tok_embd, *pe = &m->pos_embd;
         float *x = c->x + (size_t)b * dim;
-        k->dequant[te->type]((const char *)te->data + (size_t)batch->tokens[b] * te->row_bytes,
-                             x, dim);
-        k->dequant[pe->type]((const char *)pe->data + (size_t)c->row_pos[b] * pe->row_bytes,
-                             c->xb, dim);
+        k->dequant[te->type]((const char *)te->data + (size_t)batch->tokens[b] * te->row_bytes, x,
+                             dim);
+        k->dequant[pe->type]((const char *)pe->data + (size_t)c->row_pos[b] * pe->row_bytes, c->xb,
+                             dim);
         k->add_bias(x, c->xb, dim);
     }
     gl_kv_plan(c, nb);
@@ -86,7 +88,6 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
         k->layernorm(c->xb + (size_t)i * dim, c->x + (size_t)batch->out_rows[i] * dim,
                      m->output_norm, m->output_norm_b, dim, cfg->norm_eps);
     if (batch->n_out > 0)
-        gl_matmul3(c, c->xb, dim, batch->n_out, &m->output, batch->logits, NULL, NULL, NULL,
-                   NULL);
+        gl_matmul3(c, c->xb, dim, batch->n_out, &m->output, batch->logits, NULL, NULL, NULL, NULL);
     return GL_OK;
 }

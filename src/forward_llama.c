@@ -70,9 +70,9 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
             rope(c->q + (size_t)b * q_dim, cfg->n_heads, hd, cfg->rope_dim, cs);
             rope(c->kcur + (size_t)b * kv_dim, cfg->n_kv_heads, hd, cfg->rope_dim, cs);
             gl_kv_to_cache_format(c, c->k_chunk + b * c->kv_row_bytes, c->kcur + (size_t)b * kv_dim,
-                            kv_dim);
+                                  kv_dim);
             gl_kv_to_cache_format(c, c->v_chunk + b * c->kv_row_bytes, c->vcur + (size_t)b * kv_dim,
-                            kv_dim);
+                                  kv_dim);
         }
         gl_attention(c, l, nb);
         gl_kv_store_chunk(c, l, nb);
@@ -95,10 +95,9 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
 
     /* logits only for the rows someone samples from */
     for (int i = 0; i < batch->n_out; i++)
-        k->rmsnorm(c->xb + (size_t)i * dim, c->x + (size_t)batch->out_rows[i] * dim,
-                   m->output_norm, dim, cfg->norm_eps);
+        k->rmsnorm(c->xb + (size_t)i * dim, c->x + (size_t)batch->out_rows[i] * dim, m->output_norm,
+                   dim, cfg->norm_eps);
     if (batch->n_out > 0)
-        gl_matmul3(c, c->xb, dim, batch->n_out, &m->output, batch->logits, NULL, NULL, NULL,
-                   NULL);
+        gl_matmul3(c, c->xb, dim, batch->n_out, &m->output, batch->logits, NULL, NULL, NULL, NULL);
     return GL_OK;
 }

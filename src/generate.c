@@ -28,7 +28,8 @@ const char *gl_stop_reason_name(gl_stop_reason r)
 
 gl_gen_params gl_gen_default_params(void)
 {
-    return (gl_gen_params){ .n_predict = 256, .ring = true,
+    return (gl_gen_params){ .n_predict = 256,
+                            .ring = true,
                             .context_policy = GL_CTX_POLICY_AUTO,
                             .sampling = gl_sampler_default_params() };
 }
@@ -42,4 +43,3 @@ int gl_model_eos(const gl_model *m)
 {
     return gl_tokenizer_eos(m->tok);
 }
-

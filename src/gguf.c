@@ -16,9 +16,9 @@
  * a kv is a key length, a non-empty key, a value type and a 1-byte value;
  * a tensor info is a name length, n_dims, one dimension, a type and an
  * offset. */
-#define KV_MIN_BYTES (8u + 1u + 4u + 1u)
-#define TENSOR_MIN_BYTES (8u + 4u + 8u + 4u + 8u)
-#define HEADER_BYTES (4u + 4u + 8u + 8u)
+#define KV_MIN_BYTES      (8u + 1u + 4u + 1u)
+#define TENSOR_MIN_BYTES  (8u + 4u + 8u + 4u + 8u)
+#define HEADER_BYTES      (4u + 4u + 8u + 8u)
 #define DEFAULT_ALIGNMENT 32u
 /* Longest key or tensor name accepted. Values may be as long as the file
  * (nothing is copied), but names are identifiers: ggml itself keeps tensor
@@ -35,17 +35,17 @@ typedef struct ttype_info {
 
 /* ggml numbering; holes are ids ggml retired, which no valid file uses. */
 static const ttype_info ttypes[GGUF_T_COUNT] = {
-    [0] = {"F32", 1, 4},        [1] = {"F16", 1, 2},        [2] = {"Q4_0", 32, 18},
-    [3] = {"Q4_1", 32, 20},     [6] = {"Q5_0", 32, 22},     [7] = {"Q5_1", 32, 24},
-    [8] = {"Q8_0", 32, 34},     [9] = {"Q8_1", 32, 36},     [10] = {"Q2_K", 256, 84},
-    [11] = {"Q3_K", 256, 110},  [12] = {"Q4_K", 256, 144},  [13] = {"Q5_K", 256, 176},
-    [14] = {"Q6_K", 256, 210},  [15] = {"Q8_K", 256, 292},  [16] = {"IQ2_XXS", 256, 66},
-    [17] = {"IQ2_XS", 256, 74}, [18] = {"IQ3_XXS", 256, 98}, [19] = {"IQ1_S", 256, 50},
-    [20] = {"IQ4_NL", 32, 18},  [21] = {"IQ3_S", 256, 110}, [22] = {"IQ2_S", 256, 82},
-    [23] = {"IQ4_XS", 256, 136}, [24] = {"I8", 1, 1},       [25] = {"I16", 1, 2},
-    [26] = {"I32", 1, 4},       [27] = {"I64", 1, 8},       [28] = {"F64", 1, 8},
-    [29] = {"IQ1_M", 256, 56},  [30] = {"BF16", 1, 2},      [34] = {"TQ1_0", 256, 54},
-    [35] = {"TQ2_0", 256, 66},  [39] = {"MXFP4", 32, 17},
+    [0] = { "F32", 1, 4 },         [1] = { "F16", 1, 2 },         [2] = { "Q4_0", 32, 18 },
+    [3] = { "Q4_1", 32, 20 },      [6] = { "Q5_0", 32, 22 },      [7] = { "Q5_1", 32, 24 },
+    [8] = { "Q8_0", 32, 34 },      [9] = { "Q8_1", 32, 36 },      [10] = { "Q2_K", 256, 84 },
+    [11] = { "Q3_K", 256, 110 },   [12] = { "Q4_K", 256, 144 },   [13] = { "Q5_K", 256, 176 },
+    [14] = { "Q6_K", 256, 210 },   [15] = { "Q8_K", 256, 292 },   [16] = { "IQ2_XXS", 256, 66 },
+    [17] = { "IQ2_XS", 256, 74 },  [18] = { "IQ3_XXS", 256, 98 }, [19] = { "IQ1_S", 256, 50 },
+    [20] = { "IQ4_NL", 32, 18 },   [21] = { "IQ3_S", 256, 110 },  [22] = { "IQ2_S", 256, 82 },
+    [23] = { "IQ4_XS", 256, 136 }, [24] = { "I8", 1, 1 },         [25] = { "I16", 1, 2 },
+    [26] = { "I32", 1, 4 },        [27] = { "I64", 1, 8 },        [28] = { "F64", 1, 8 },
+    [29] = { "IQ1_M", 256, 56 },   [30] = { "BF16", 1, 2 },       [34] = { "TQ1_0", 256, 54 },
+    [35] = { "TQ2_0", 256, 66 },   [39] = { "MXFP4", 32, 17 },
 };
 
 size_t gguf_type_block_bytes(uint32_t ttype)
@@ -70,7 +70,7 @@ static const char *const vtype_names[GGUF_VT_COUNT] = {
 };
 
 /* Encoded size of a scalar value; 0 for strings and arrays. */
-static const uint8_t vtype_size[GGUF_VT_COUNT] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+static const uint8_t vtype_size[GGUF_VT_COUNT] = { 1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8 };
 
 const char *gguf_vtype_name(uint32_t vtype)
 {
@@ -180,8 +180,8 @@ static gl_status rd_str(reader *r, gguf_str *s, const char *what)
     memcpy(&len, r->buf + r->pos, 8);
     r->pos += 8;
     if (len > left(r))
-        return fail(r, "%s length %" PRIu64 " at offset %zu runs past end of file (size %zu)",
-                    what, len, at, r->size);
+        return fail(r, "%s length %" PRIu64 " at offset %zu runs past end of file (size %zu)", what,
+                    len, at, r->size);
     s->ptr = (const char *)(r->buf + r->pos);
     s->len = len;
     r->pos += (size_t)len;
@@ -219,8 +219,10 @@ static gl_status skip_array_body(reader *r, uint32_t et, uint64_t n, size_t hdr_
      * header: reject absurd counts before walking them. */
     uint64_t min = et == GGUF_VT_STR ? 8 : 12;
     if (n > left(r) / min)
-        return fail(r, "array count %" PRIu64 " of %s at offset %zu cannot fit in the %zu bytes "
-                    "left (file size %zu)", n, gguf_vtype_name(et), hdr_at, left(r), r->size);
+        return fail(r,
+                    "array count %" PRIu64 " of %s at offset %zu cannot fit in the %zu bytes "
+                    "left (file size %zu)",
+                    n, gguf_vtype_name(et), hdr_at, left(r), r->size);
     for (uint64_t i = 0; i < n; i++)
         if (skip_value(r, et, depth))
             return GL_ERR_FORMAT;
@@ -330,8 +332,8 @@ static gl_status check_unique(reader *r, const void *items, size_t stride, size_
     if (!__builtin_mul_overflow((size_t)n, sizeof *names, &bytes))
         names = malloc(bytes);
     if (!names)
-        return gl_fail(r->err, GL_ERR_NOMEM, "gguf: out of memory checking %" PRIu64 " %ss",
-                       n, what);
+        return gl_fail(r->err, GL_ERR_NOMEM, "gguf: out of memory checking %" PRIu64 " %ss", n,
+                       what);
     for (uint64_t i = 0; i < n; i++)
         memcpy(&names[i], (const uint8_t *)items + i * stride + name_off, sizeof names[i]);
     dup = find_duplicate(names, n);
@@ -354,8 +356,9 @@ static gl_status apply_alignment(reader *r, const gguf_kv *kv, uint64_t *alignme
                     kv->offset, gguf_vtype_name(kv->type));
     memcpy(&a, kv->data, 4);
     if (a == 0 || (a & (a - 1)) != 0)
-        return fail(r, "general.alignment %" PRIu32 " at offset %" PRIu64
-                    " is not a nonzero power of two", a, kv->offset);
+        return fail(
+            r, "general.alignment %" PRIu32 " at offset %" PRIu64 " is not a nonzero power of two",
+            a, kv->offset);
     *alignment = a;
     return GL_OK;
 }
@@ -374,8 +377,10 @@ static gl_status parse_tensor_info(reader *r, gguf_tensor *t, uint64_t idx, uint
     if (t->name.len == 0)
         return fail(r, "empty tensor name at offset %zu", at);
     if (t->name.len > MAX_NAME_BYTES)
-        return fail(r, "tensor name length %" PRIu64 " at offset %zu exceeds the limit of %u "
-                    "bytes", t->name.len, at, MAX_NAME_BYTES);
+        return fail(r,
+                    "tensor name length %" PRIu64 " at offset %zu exceeds the limit of %u "
+                    "bytes",
+                    t->name.len, at, MAX_NAME_BYTES);
     quote(q, sizeof q, (const uint8_t *)t->name.ptr, t->name.len);
     snprintf(ctx, ctx_cap, "tensor '%s' (#%" PRIu64 ")", q, idx);
 
@@ -407,13 +412,16 @@ static gl_status parse_tensor_info(reader *r, gguf_tensor *t, uint64_t idx, uint
     if (rd_u64(r, &t->offset, "tensor offset"))
         return GL_ERR_FORMAT;
     if (t->offset % alignment)
-        return fail(r, "tensor data offset %" PRIu64 " at offset %zu is not a multiple of the "
-                    "alignment %" PRIu64, t->offset, at, alignment);
+        return fail(r,
+                    "tensor data offset %" PRIu64 " at offset %zu is not a multiple of the "
+                    "alignment %" PRIu64,
+                    t->offset, at, alignment);
 
     if (t->ne[0] % be)
-        return fail(r, "row length %" PRIu64 " is not a multiple of the %s block size %zu "
-                    "(dimension 0 at offset %zu)", t->ne[0], gguf_type_name(t->type), be,
-                    dims_at);
+        return fail(r,
+                    "row length %" PRIu64 " is not a multiple of the %s block size %zu "
+                    "(dimension 0 at offset %zu)",
+                    t->ne[0], gguf_type_name(t->type), be, dims_at);
     /* The element and byte counts must fit int64 too: loaders multiply
      * dimensions. (ne[0] / be) * bb can wrap on its own: ne[0] may be
      * close to 2^63 and bb is up to 292. */
@@ -424,7 +432,8 @@ static gl_status parse_tensor_info(reader *r, gguf_tensor *t, uint64_t idx, uint
     for (int d = 1; d < GGUF_MAX_DIMS; d++)
         ovf |= __builtin_mul_overflow(nbytes, t->ne[d], &nbytes);
     if (ovf || nel > (uint64_t)INT64_MAX || nbytes > (uint64_t)INT64_MAX)
-        return fail(r, "dimensions [%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
+        return fail(r,
+                    "dimensions [%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
                     "] at offset %zu overflow the element or byte count of type %s",
                     t->ne[0], t->ne[1], t->ne[2], t->ne[3], dims_at, gguf_type_name(t->type));
     t->nbytes = nbytes;
@@ -466,9 +475,10 @@ static gl_status check_overlap(reader *r, const gguf_file *g)
             quote(q2, sizeof q2, (const uint8_t *)b->name.ptr, b->name.len);
             free(by_off);
             r->ctx = NULL;
-            return fail(r, "tensor '%s' (info at offset %zu) data [offset %" PRIu64 ", %" PRIu64
-                        " bytes] overlaps tensor '%s' data [offset %" PRIu64 ", %" PRIu64
-                        " bytes]", q2, b_at, b->offset, b->nbytes, q1, a->offset, a->nbytes);
+            return fail(r,
+                        "tensor '%s' (info at offset %zu) data [offset %" PRIu64 ", %" PRIu64
+                        " bytes] overlaps tensor '%s' data [offset %" PRIu64 ", %" PRIu64 " bytes]",
+                        q2, b_at, b->offset, b->nbytes, q1, a->offset, a->nbytes);
         }
         if (!a || b->offset + b->nbytes > a->offset + a->nbytes)
             a = b;
@@ -480,7 +490,7 @@ static gl_status check_overlap(reader *r, const gguf_file *g)
 gl_status gguf_parse(gguf_file *g, const uint8_t *buf, size_t size, gl_error *err)
 {
     char ctx[160], q[96];
-    reader r = {buf, size, 0, err, NULL};
+    reader r = { buf, size, 0, err, NULL };
     uint32_t version;
     uint64_t n_tensors, n_kv, alignment = DEFAULT_ALIGNMENT;
     gl_status st = GL_ERR_FORMAT;
@@ -499,15 +509,19 @@ gl_status gguf_parse(gguf_file *g, const uint8_t *buf, size_t size, gl_error *er
                     quote(q, sizeof q, buf, 4));
     }
     if (size < HEADER_BYTES)
-        return fail(&r, "file is %zu bytes, too short for the %u-byte GGUF header at offset 0 "
-                    "(magic, version, tensor count, kv count)", size, HEADER_BYTES);
+        return fail(&r,
+                    "file is %zu bytes, too short for the %u-byte GGUF header at offset 0 "
+                    "(magic, version, tensor count, kv count)",
+                    size, HEADER_BYTES);
     r.pos = 4;
     rd_u32(&r, &version, "version");
     if (version != 2 && version != 3) {
         uint32_t swapped = __builtin_bswap32(version);
         if (swapped == 2 || swapped == 3)
-            return fail(&r, "version field at offset 4 reads %" PRIu32 ": a big-endian GGUF, "
-                        "which is not supported", version);
+            return fail(&r,
+                        "version field at offset 4 reads %" PRIu32 ": a big-endian GGUF, "
+                        "which is not supported",
+                        version);
         return fail(&r, "unsupported version %" PRIu32 " at offset 4 (supported: 2 and 3)",
                     version);
     }
@@ -516,14 +530,16 @@ gl_status gguf_parse(gguf_file *g, const uint8_t *buf, size_t size, gl_error *er
 
     /* Cap both counts by the bytes left before allocating anything. */
     if (n_kv > left(&r) / KV_MIN_BYTES)
-        return fail(&r, "kv count %" PRIu64 " at offset 16 cannot fit in the %zu bytes left "
-                    "(each kv takes at least %u; file size %zu): truncated or corrupt", n_kv,
-                    left(&r), KV_MIN_BYTES, size);
+        return fail(&r,
+                    "kv count %" PRIu64 " at offset 16 cannot fit in the %zu bytes left "
+                    "(each kv takes at least %u; file size %zu): truncated or corrupt",
+                    n_kv, left(&r), KV_MIN_BYTES, size);
     if (n_tensors > (left(&r) - n_kv * KV_MIN_BYTES) / TENSOR_MIN_BYTES)
-        return fail(&r, "tensor count %" PRIu64 " at offset 8 cannot fit with %" PRIu64 " kv pairs "
+        return fail(&r,
+                    "tensor count %" PRIu64 " at offset 8 cannot fit with %" PRIu64 " kv pairs "
                     "in the %zu bytes left (each kv takes at least %u, each tensor info %u; "
-                    "file size %zu): truncated or corrupt", n_tensors, n_kv, left(&r),
-                    KV_MIN_BYTES, TENSOR_MIN_BYTES, size);
+                    "file size %zu): truncated or corrupt",
+                    n_tensors, n_kv, left(&r), KV_MIN_BYTES, TENSOR_MIN_BYTES, size);
 
     g->base = buf;
     g->size = size;
@@ -550,8 +566,10 @@ gl_status gguf_parse(gguf_file *g, const uint8_t *buf, size_t size, gl_error *er
     st = GL_ERR_FORMAT;
 
     if (n_tensors > left(&r) / TENSOR_MIN_BYTES) {
-        fail(&r, "tensor count %" PRIu64 " at offset 8 cannot fit in the %zu bytes left after "
-             "the kv pairs (at offset %zu; file size %zu)", n_tensors, left(&r), r.pos, size);
+        fail(&r,
+             "tensor count %" PRIu64 " at offset 8 cannot fit in the %zu bytes left after "
+             "the kv pairs (at offset %zu; file size %zu)",
+             n_tensors, left(&r), r.pos, size);
         goto fail;
     }
     if (n_tensors) {
@@ -575,17 +593,20 @@ gl_status gguf_parse(gguf_file *g, const uint8_t *buf, size_t size, gl_error *er
 
     uint64_t data_offset = r.pos, rem = r.pos % alignment;
     if (rem && __builtin_add_overflow(data_offset, alignment - rem, &data_offset)) {
-        fail(&r, "data section offset (tensor infos end at offset %zu, alignment %" PRIu64
-             ") overflows", r.pos, alignment);
+        fail(&r,
+             "data section offset (tensor infos end at offset %zu, alignment %" PRIu64
+             ") overflows",
+             r.pos, alignment);
         goto fail;
     }
     if (data_offset > size) {
         /* Vocabulary-only files may end without padding; with no tensors
          * the empty data section is simply the end of the file. */
         if (n_tensors) {
-            fail(&r, "data section at offset %" PRIu64 " (after tensor infos ending at %zu, "
-                 "alignment %" PRIu64 ") starts past end of file (size %zu)", data_offset, r.pos,
-                 alignment, size);
+            fail(&r,
+                 "data section at offset %" PRIu64 " (after tensor infos ending at %zu, "
+                 "alignment %" PRIu64 ") starts past end of file (size %zu)",
+                 data_offset, r.pos, alignment, size);
             goto fail;
         }
         data_offset = size;
@@ -596,14 +617,16 @@ gl_status gguf_parse(gguf_file *g, const uint8_t *buf, size_t size, gl_error *er
     for (uint64_t i = 0; i < n_tensors; i++) {
         gguf_tensor *t = &g->tensors[i];
         uint64_t start, end;
-        if (__builtin_add_overflow(data_offset, t->offset, &start)
-            || __builtin_add_overflow(start, t->nbytes, &end) || end > size) {
+        if (__builtin_add_overflow(data_offset, t->offset, &start) ||
+            __builtin_add_overflow(start, t->nbytes, &end) || end > size) {
             /* The info starts 8 bytes (the name length) before the name. */
             size_t info_at = (size_t)((const uint8_t *)t->name.ptr - buf) - 8;
-            fail(&r, "tensor '%s' (#%" PRIu64 ") data [offset %" PRIu64 ", %" PRIu64 " bytes] "
+            fail(&r,
+                 "tensor '%s' (#%" PRIu64 ") data [offset %" PRIu64 ", %" PRIu64 " bytes] "
                  "runs past end of file (tensor info at offset %zu, data section at %" PRIu64
-                 ", file size %zu)", quote(q, sizeof q, (const uint8_t *)t->name.ptr,
-                 t->name.len), i, t->offset, t->nbytes, info_at, data_offset, size);
+                 ", file size %zu)",
+                 quote(q, sizeof q, (const uint8_t *)t->name.ptr, t->name.len), i, t->offset,
+                 t->nbytes, info_at, data_offset, size);
             goto fail;
         }
         t->data = buf + start;
@@ -658,13 +681,48 @@ static bool read_num(uint32_t t, const uint8_t *p, double *d, int64_t *i, bool *
     *is_int = true;
     *fits_i64 = true;
     switch (t) {
-    case GGUF_VT_U8: { uint8_t v; memcpy(&v, p, 1); *i = v; break; }
-    case GGUF_VT_I8: { int8_t v; memcpy(&v, p, 1); *i = v; break; }
-    case GGUF_VT_U16: { uint16_t v; memcpy(&v, p, 2); *i = v; break; }
-    case GGUF_VT_I16: { int16_t v; memcpy(&v, p, 2); *i = v; break; }
-    case GGUF_VT_U32: { uint32_t v; memcpy(&v, p, 4); *i = v; break; }
-    case GGUF_VT_I32: { int32_t v; memcpy(&v, p, 4); *i = v; break; }
-    case GGUF_VT_I64: { int64_t v; memcpy(&v, p, 8); *i = v; break; }
+    case GGUF_VT_U8: {
+        uint8_t v;
+        memcpy(&v, p, 1);
+        *i = v;
+        break;
+    }
+    case GGUF_VT_I8: {
+        int8_t v;
+        memcpy(&v, p, 1);
+        *i = v;
+        break;
+    }
+    case GGUF_VT_U16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        *i = v;
+        break;
+    }
+    case GGUF_VT_I16: {
+        int16_t v;
+        memcpy(&v, p, 2);
+        *i = v;
+        break;
+    }
+    case GGUF_VT_U32: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        *i = v;
+        break;
+    }
+    case GGUF_VT_I32: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        *i = v;
+        break;
+    }
+    case GGUF_VT_I64: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        *i = v;
+        break;
+    }
     case GGUF_VT_U64: {
         uint64_t v;
         memcpy(&v, p, 8);
@@ -673,10 +731,21 @@ static bool read_num(uint32_t t, const uint8_t *p, double *d, int64_t *i, bool *
         *d = (double)v;
         return true;
     }
-    case GGUF_VT_F32: { float v; memcpy(&v, p, 4); *d = v; *is_int = false; return true; }
-    case GGUF_VT_F64: { double v; memcpy(&v, p, 8); *d = v; *is_int = false; return true; }
-    default:
-        return false;
+    case GGUF_VT_F32: {
+        float v;
+        memcpy(&v, p, 4);
+        *d = v;
+        *is_int = false;
+        return true;
+    }
+    case GGUF_VT_F64: {
+        double v;
+        memcpy(&v, p, 8);
+        *d = v;
+        *is_int = false;
+        return true;
+    }
+    default: return false;
     }
     *d = (double)*i;
     return true;

@@ -14,17 +14,32 @@
 #include "genloop.h"
 
 enum gguf_vtype {
-    GGUF_VT_U8 = 0, GGUF_VT_I8 = 1, GGUF_VT_U16 = 2, GGUF_VT_I16 = 3,
-    GGUF_VT_U32 = 4, GGUF_VT_I32 = 5, GGUF_VT_F32 = 6, GGUF_VT_BOOL = 7,
-    GGUF_VT_STR = 8, GGUF_VT_ARR = 9, GGUF_VT_U64 = 10, GGUF_VT_I64 = 11,
+    GGUF_VT_U8 = 0,
+    GGUF_VT_I8 = 1,
+    GGUF_VT_U16 = 2,
+    GGUF_VT_I16 = 3,
+    GGUF_VT_U32 = 4,
+    GGUF_VT_I32 = 5,
+    GGUF_VT_F32 = 6,
+    GGUF_VT_BOOL = 7,
+    GGUF_VT_STR = 8,
+    GGUF_VT_ARR = 9,
+    GGUF_VT_U64 = 10,
+    GGUF_VT_I64 = 11,
     GGUF_VT_F64 = 12,
     GGUF_VT_COUNT
 };
 
 /* Tensor types (ggml numbering); the ones genloop computes with. */
 enum gguf_ttype {
-    GGUF_T_F32 = 0, GGUF_T_F16 = 1, GGUF_T_Q4_0 = 2, GGUF_T_Q4_1 = 3,
-    GGUF_T_Q5_0 = 6, GGUF_T_Q5_1 = 7, GGUF_T_Q8_0 = 8, GGUF_T_Q8_1 = 9,
+    GGUF_T_F32 = 0,
+    GGUF_T_F16 = 1,
+    GGUF_T_Q4_0 = 2,
+    GGUF_T_Q4_1 = 3,
+    GGUF_T_Q5_0 = 6,
+    GGUF_T_Q5_1 = 7,
+    GGUF_T_Q8_0 = 8,
+    GGUF_T_Q8_1 = 9,
     GGUF_T_BF16 = 30,
     GGUF_T_COUNT = 40
 };
@@ -55,7 +70,7 @@ typedef struct gguf_tensor {
     uint32_t type;              /* enum gguf_ttype                               */
     uint64_t offset;            /* relative to the data section                  */
     uint64_t nbytes;
-    const uint8_t *data;        /* in the mapping, in bounds                     */
+    const uint8_t *data; /* in the mapping, in bounds                     */
 } gguf_tensor;
 
 typedef struct gguf_file {

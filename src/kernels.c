@@ -45,8 +45,9 @@ static const gl_backend backends[] = {
     { "avx2", GL_CPU_AVX2 | GL_CPU_FMA | GL_CPU_F16C, gl_kernels_init_avx2 },
 #endif
 #if GL_HAVE_AVX512
-    { "avx512", GL_CPU_AVX512F | GL_CPU_AVX512BW | GL_CPU_AVX512VL | GL_CPU_AVX512DQ
-                  | GL_CPU_AVX2 | GL_CPU_FMA | GL_CPU_F16C,
+    { "avx512",
+      GL_CPU_AVX512F | GL_CPU_AVX512BW | GL_CPU_AVX512VL | GL_CPU_AVX512DQ | GL_CPU_AVX2 |
+          GL_CPU_FMA | GL_CPU_F16C,
       gl_kernels_init_avx512 },
 #endif
 #if GL_HAVE_NEON
@@ -114,8 +115,10 @@ gl_status gl_backend_check(const char *name, gl_error *err)
         return gl_fail(err, GL_ERR_ARG, "unknown backend '%s' (this build has: %s)", name, list);
     }
     if (!runnable(b))
-        return gl_fail(err, GL_ERR_CPU, "backend '%s' needs CPU features this machine lacks "
-                       "(found: %s)", name, gl_cpu_features());
+        return gl_fail(err, GL_ERR_CPU,
+                       "backend '%s' needs CPU features this machine lacks "
+                       "(found: %s)",
+                       name, gl_cpu_features());
     return GL_OK;
 }
 

@@ -38,8 +38,8 @@ typedef GL_DECL_QUANTIZE_FN((*gl_quantize_fn));
  * activation format (see gl_kernels.act_type): Q8_0 blocks for quantized
  * weights, float for float weights; activation b starts at
  * (const char *)x + b * x_stride. */
-#define GL_DECL_MATMUL_FN(name)                                                                \
-    void name(const void *w, size_t w_row_bytes, const void *x, size_t x_stride, float *y,     \
+#define GL_DECL_MATMUL_FN(name)                                                                    \
+    void name(const void *w, size_t w_row_bytes, const void *x, size_t x_stride, float *y,         \
               size_t y_stride, int n, int r0, int r1, int nb)
 typedef GL_DECL_MATMUL_FN((*gl_matmul_fn));
 
@@ -53,14 +53,14 @@ enum gl_layout { GL_LAYOUT_PLAIN = 0, GL_LAYOUT_Q4_0X8, GL_LAYOUT_Q8_0X8, GL_LAY
  * Rows >= n_rows of the last group are written as padding (zeros). Pure
  * byte shuffling: any [g0, g1) split gives the same bytes, so loaders may
  * run it on several threads. */
-#define GL_DECL_REPACK_FN(name)                                                                 \
+#define GL_DECL_REPACK_FN(name)                                                                    \
     void name(void *dst, const void *w, size_t w_row_bytes, int n, int n_rows, int g0, int g1)
 typedef GL_DECL_REPACK_FN((*gl_repack_fn));
 
 /* The inverse, for one row: row r of a repacked matrix (groups group_bytes
  * apart) back to its n / 32 plain GGUF blocks at dst. Tests and rare row
  * access only. */
-#define GL_DECL_UNPACK_FN(name)                                                                 \
+#define GL_DECL_UNPACK_FN(name)                                                                    \
     void name(void *dst, const void *packed, size_t group_bytes, int n, int r)
 typedef GL_DECL_UNPACK_FN((*gl_unpack_fn));
 
@@ -78,7 +78,8 @@ typedef GL_DECL_UNPACK_FN((*gl_unpack_fn));
 typedef GL_DECL_DEQUANT_FN((*gl_dequant_fn));
 
 /* out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i] */
-#define GL_DECL_RMSNORM_FN(name) void name(float *out, const float *x, const float *w, int n, float eps)
+#define GL_DECL_RMSNORM_FN(name)                                                                   \
+    void name(float *out, const float *x, const float *w, int n, float eps)
 typedef GL_DECL_RMSNORM_FN((*gl_rmsnorm_fn));
 
 /* out[i] = silu(gate[i]) * up[i] */
@@ -87,7 +88,7 @@ typedef GL_DECL_SWIGLU_FN((*gl_swiglu_fn));
 
 /* LayerNorm: out[i] = (x[i] - mean(x)) / sqrt(var(x) + eps) * w[i] + b[i], the
  * variance over n (not n - 1). out may equal x. */
-#define GL_DECL_LAYERNORM_FN(name)                                                              \
+#define GL_DECL_LAYERNORM_FN(name)                                                                 \
     void name(float *out, const float *x, const float *w, const float *b, int n, float eps)
 typedef GL_DECL_LAYERNORM_FN((*gl_layernorm_fn));
 
@@ -103,13 +104,13 @@ typedef GL_DECL_ADD_BIAS_FN((*gl_add_bias_fn));
 
 /* Float dot product of a query with n_keys keys stored as `kv_type` rows
  * (F32 or F16) of len floats, row_stride bytes apart: scores[j] = scale * q.k_j */
-#define GL_DECL_ATTN_SCORES_FN(name)                                                            \
-    void name(float *scores, const float *q, const void *k, size_t row_stride, int n_keys,      \
+#define GL_DECL_ATTN_SCORES_FN(name)                                                               \
+    void name(float *scores, const float *q, const void *k, size_t row_stride, int n_keys,         \
               int len, float scale)
 typedef GL_DECL_ATTN_SCORES_FN((*gl_attn_scores_fn));
 
 /* out[0..len) += sum_j p[j] * v_j over n rows of V, row_stride bytes apart. */
-#define GL_DECL_ATTN_ACCUM_FN(name)                                                             \
+#define GL_DECL_ATTN_ACCUM_FN(name)                                                                \
     void name(float *out, const float *p, const void *v, size_t row_stride, int n_rows, int len)
 typedef GL_DECL_ATTN_ACCUM_FN((*gl_attn_accum_fn));
 
@@ -117,12 +118,12 @@ typedef GL_DECL_ATTN_ACCUM_FN((*gl_attn_accum_fn));
  * quantized as Q8_0 blocks of 32, so a head of fewer than 32 elements lives
  * inside a block; k/v point at the row start and the kernel reads elements
  * [off, off + len) of each row. */
-#define GL_DECL_ATTN_SCORES_Q8_FN(name)                                                         \
-    void name(float *scores, const float *q, const void *k, size_t row_stride, int n_keys,      \
+#define GL_DECL_ATTN_SCORES_Q8_FN(name)                                                            \
+    void name(float *scores, const float *q, const void *k, size_t row_stride, int n_keys,         \
               int off, int len, float scale)
 typedef GL_DECL_ATTN_SCORES_Q8_FN((*gl_attn_scores_q8_fn));
-#define GL_DECL_ATTN_ACCUM_Q8_FN(name)                                                          \
-    void name(float *out, const float *p, const void *v, size_t row_stride, int n_rows, int off, \
+#define GL_DECL_ATTN_ACCUM_Q8_FN(name)                                                             \
+    void name(float *out, const float *p, const void *v, size_t row_stride, int n_rows, int off,   \
               int len)
 typedef GL_DECL_ATTN_ACCUM_Q8_FN((*gl_attn_accum_q8_fn));
 
@@ -136,20 +137,20 @@ typedef GL_DECL_ATTN_ACCUM_Q8_FN((*gl_attn_accum_q8_fn));
  * (attn_scores[t] / attn_accum[t] / attn_scores_q8 / attn_accum_q8), for
  * any n_q >= 1: a head's results never depend on which heads share a call,
  * so callers may split a group freely. */
-#define GL_DECL_ATTN_SCORES_G_FN(name)                                                          \
-    void name(float *scores, size_t scores_stride, const float *q, size_t q_stride, int n_q,   \
+#define GL_DECL_ATTN_SCORES_G_FN(name)                                                             \
+    void name(float *scores, size_t scores_stride, const float *q, size_t q_stride, int n_q,       \
               const void *k, size_t row_stride, int n_keys, int len, float scale)
 typedef GL_DECL_ATTN_SCORES_G_FN((*gl_attn_scores_g_fn));
-#define GL_DECL_ATTN_ACCUM_G_FN(name)                                                           \
-    void name(float *out, size_t out_stride, const float *p, size_t p_stride, int n_q,         \
+#define GL_DECL_ATTN_ACCUM_G_FN(name)                                                              \
+    void name(float *out, size_t out_stride, const float *p, size_t p_stride, int n_q,             \
               const void *v, size_t row_stride, int n_rows, int len)
 typedef GL_DECL_ATTN_ACCUM_G_FN((*gl_attn_accum_g_fn));
-#define GL_DECL_ATTN_SCORES_Q8_G_FN(name)                                                       \
-    void name(float *scores, size_t scores_stride, const float *q, size_t q_stride, int n_q,   \
+#define GL_DECL_ATTN_SCORES_Q8_G_FN(name)                                                          \
+    void name(float *scores, size_t scores_stride, const float *q, size_t q_stride, int n_q,       \
               const void *k, size_t row_stride, int n_keys, int off, int len, float scale)
 typedef GL_DECL_ATTN_SCORES_Q8_G_FN((*gl_attn_scores_q8_g_fn));
-#define GL_DECL_ATTN_ACCUM_Q8_G_FN(name)                                                        \
-    void name(float *out, size_t out_stride, const float *p, size_t p_stride, int n_q,         \
+#define GL_DECL_ATTN_ACCUM_Q8_G_FN(name)                                                           \
+    void name(float *out, size_t out_stride, const float *p, size_t p_stride, int n_q,             \
               const void *v, size_t row_stride, int n_rows, int off, int len)
 typedef GL_DECL_ATTN_ACCUM_Q8_G_FN((*gl_attn_accum_q8_g_fn));
 
@@ -173,9 +174,9 @@ enum gl_kv_type { GL_KV_F32 = 0, GL_KV_F16 = 1, GL_KV_TYPE_COUNT, GL_KV_Q8_0 = G
 typedef struct gl_kernels {
     const char *name; /* backend name */
     gl_quantize_fn quantize_q8_0;
-    gl_matmul_fn matmul[GGUF_T_COUNT];   /* NULL: type not supported     */
+    gl_matmul_fn matmul[GGUF_T_COUNT]; /* NULL: type not supported     */
     gl_dequant_fn dequant[GGUF_T_COUNT];
-    uint8_t act_type[GGUF_T_COUNT];      /* GGUF_T_F32 or GGUF_T_Q8_0    */
+    uint8_t act_type[GGUF_T_COUNT]; /* GGUF_T_F32 or GGUF_T_Q8_0    */
     /* Load-time repacking: repack[t].fn (NULL: no packed layout for t)
      * turns a plain matrix of type t into layout repack[t].layout, groups
      * of repack[t].rows rows; matmul_packed[layout] multiplies it (same

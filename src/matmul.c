@@ -8,7 +8,7 @@
 typedef struct act {
     const float *x; /* nb rows of n floats, x_stride floats apart */
     size_t x_stride;
-    void *q;        /* the same rows quantized to Q8_0, made on first use */
+    void *q; /* the same rows quantized to Q8_0, made on first use */
     bool q_ready;
     int n, nb;
 } act;
@@ -48,8 +48,8 @@ static void mm_worker(void *arg, int ith, int nth)
             t->k->matmul_packed[w->layout](w->data, w->group_bytes, jb->x, jb->x_stride, jb->y,
                                            jb->y_stride, w->n_in, r0, r1, jb->nb);
         else
-            t->k->matmul[w->type](w->data, w->row_bytes, jb->x, jb->x_stride, jb->y,
-                                  jb->y_stride, w->n_in, r0, r1, jb->nb);
+            t->k->matmul[w->type](w->data, w->row_bytes, jb->x, jb->x_stride, jb->y, jb->y_stride,
+                                  w->n_in, r0, r1, jb->nb);
     }
 }
 
@@ -59,8 +59,7 @@ static mm_job make_job(gl_ctx *c, act *a, const gl_weight *w, float *y, size_t y
     if (c->k->act_type[w->type] == GGUF_T_Q8_0) {
         if (!a->q_ready) {
             for (int b = 0; b < a->nb; b++)
-                c->k->quantize_q8_0(a->x + b * a->x_stride, (char *)a->q + b * c->xq_stride,
-                                    a->n);
+                c->k->quantize_q8_0(a->x + b * a->x_stride, (char *)a->q + b * c->xq_stride, a->n);
             a->q_ready = true;
         }
         j.x = a->q;
@@ -74,7 +73,7 @@ static mm_job make_job(gl_ctx *c, act *a, const gl_weight *w, float *y, size_t y
 
 /* Up to three products sharing one input, in one parallel region. */
 void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, float *y0,
-                    const gl_weight *w1, float *y1, const gl_weight *w2, float *y2)
+                const gl_weight *w1, float *y1, const gl_weight *w2, float *y2)
 {
     act a = { .x = x, .x_stride = (size_t)n, .q = c->xq, .n = n, .nb = nb };
     mm_task t = { .k = c->k };
@@ -88,4 +87,3 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
         work += (double)t.jobs[j].w->n_in * t.jobs[j].w->n_out * nb;
     gl_threadpool_run_sized(c->pool, mm_worker, &t, work);
 }
-

@@ -22,8 +22,8 @@ static void copy_str(char *dst, size_t cap, gguf_str s)
 }
 
 /* Reads "<arch>.<suffix>" as an integer in [lo, hi]. */
-gl_status gl_meta_int(const gl_model *m, const char *suffix, bool required, int64_t def,
-                      int64_t lo, int64_t hi, int *out, gl_error *err)
+gl_status gl_meta_int(const gl_model *m, const char *suffix, bool required, int64_t def, int64_t lo,
+                      int64_t hi, int *out, gl_error *err)
 {
     char key[128];
     snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
@@ -35,8 +35,8 @@ gl_status gl_meta_int(const gl_model *m, const char *suffix, bool required, int6
             return gl_fail(err, GL_ERR_FORMAT, "missing metadata key '%s'", key);
     }
     if (v < lo || v > hi)
-        return gl_fail(err, GL_ERR_FORMAT, "metadata '%s' = %lld is out of range [%lld, %lld]",
-                       key, (long long)v, (long long)lo, (long long)hi);
+        return gl_fail(err, GL_ERR_FORMAT, "metadata '%s' = %lld is out of range [%lld, %lld]", key,
+                       (long long)v, (long long)lo, (long long)hi);
     *out = (int)v;
     return GL_OK;
 }
@@ -77,21 +77,20 @@ static gl_status bind_config(gl_model *m, gl_error *err)
                        c->n_heads);
     c->head_dim = c->dim / c->n_heads;
     int key_len = c->head_dim;
-    if ((st = gl_meta_int(m, "attention.key_length", false, c->head_dim, 1, 1 << 12, &key_len,
-                          err)))
+    if ((st =
+             gl_meta_int(m, "attention.key_length", false, c->head_dim, 1, 1 << 12, &key_len, err)))
         return st;
     if (key_len != c->head_dim)
-        return gl_fail(err, GL_ERR_UNSUPPORTED, "attention.key_length %d != dim/heads %d",
-                       key_len, c->head_dim);
+        return gl_fail(err, GL_ERR_UNSUPPORTED, "attention.key_length %d != dim/heads %d", key_len,
+                       c->head_dim);
     if ((st = gl_meta_int(m, "rope.dimension_count", false, c->head_dim, 2, c->head_dim,
                           &c->rope_dim, err)))
         return st;
     if (c->rope_dim % 2)
         return gl_fail(err, GL_ERR_FORMAT, "rope.dimension_count %d is odd", c->rope_dim);
-    if ((st = gl_meta_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, 0.0f, 1.0f,
-                            &c->norm_eps, err)) ||
-        (st = gl_meta_float(m, "rope.freq_base", 10000.0f, 1.0f, 1e12f, &c->rope_freq_base,
-                            err)))
+    if ((st = gl_meta_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, 0.0f, 1.0f, &c->norm_eps,
+                            err)) ||
+        (st = gl_meta_float(m, "rope.freq_base", 10000.0f, 1.0f, 1e12f, &c->rope_freq_base, err)))
         return st;
 
     c->rope_freq_scale = 1.0f;
@@ -138,11 +137,12 @@ gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, 
     const uint64_t want[4] = { (uint64_t)n_in, (uint64_t)n_out, 1, 1 };
     if (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != 1 || t->ne[3] != 1)
         return gl_fail(err, GL_ERR_FORMAT,
-                       "tensor '%s' has shape [%llu, %llu, %llu, %llu], expected [%d, %d]",
-                       name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                       "tensor '%s' has shape [%llu, %llu, %llu, %llu], expected [%d, %d]", name,
+                       (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
                        (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], n_in, n_out);
     if (t->type >= GGUF_T_COUNT || !m->k.matmul[t->type])
-        return gl_fail(err, GL_ERR_UNSUPPORTED, "tensor '%s' has type %s, which genloop cannot "
+        return gl_fail(err, GL_ERR_UNSUPPORTED,
+                       "tensor '%s' has type %s, which genloop cannot "
                        "compute with (supported: F32, F16, BF16, Q8_0, Q4_0)",
                        name, gguf_type_name(t->type));
     if (m->k.act_type[t->type] == GGUF_T_Q8_0 && n_in % QK8_0 != 0)
@@ -156,8 +156,7 @@ gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, 
     return GL_OK;
 }
 
-gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n,
-                         gl_error *err)
+gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n, gl_error *err)
 {
     const gguf_tensor *t = gguf_find_tensor(&m->gguf, name);
     if (!t)
@@ -202,9 +201,9 @@ static gl_status bind_llama(gl_model *m, gl_error *err)
     for (int l = 0; l < c->n_layers; l++) {
         gl_layer *L = &m->layers[l];
         char n[9][96];
-        static const char *const parts[9] = { "attn_norm", "attn_q", "attn_k",
+        static const char *const parts[9] = { "attn_norm", "attn_q",      "attn_k",
                                               "attn_v",    "attn_output", "ffn_norm",
-                                              "ffn_gate",  "ffn_up", "ffn_down" };
+                                              "ffn_gate",  "ffn_up",      "ffn_down" };
         for (int i = 0; i < 9; i++)
             snprintf(n[i], sizeof n[i], "blk.%d.%s.weight", l, parts[i]);
         if ((st = gl_bind_vector(m, &L->attn_norm, n[0], c->dim, err)) ||
@@ -267,8 +266,10 @@ gl_status gl_model_load(gl_model **out, const char *path, const gl_model_params 
         if ((st = gl_bind_gpt2(m, err)))
             goto fail;
     } else {
-        st = gl_fail(err, GL_ERR_UNSUPPORTED, "architecture '%s' is not supported (supported: "
-                     "llama, gpt2)", m->arch);
+        st = gl_fail(err, GL_ERR_UNSUPPORTED,
+                     "architecture '%s' is not supported (supported: "
+                     "llama, gpt2)",
+                     m->arch);
         goto fail;
     }
     if ((st = gl_model_repack(m, err)))

@@ -58,7 +58,7 @@ typedef struct gl_gpt2_layer {
 
 typedef struct gl_config {
     int dim, n_layers, n_heads, n_kv_heads, head_dim, ffn_dim, n_vocab, n_ctx_train;
-    int rope_dim;          /* leading dims of each head that RoPE rotates */
+    int rope_dim; /* leading dims of each head that RoPE rotates */
     float norm_eps;
     float rope_freq_base;
     float rope_freq_scale; /* positions are multiplied by this (linear scaling) */
@@ -75,11 +75,11 @@ struct gl_model {
     bool has_weights;
     gl_weight tok_embd; /* n_vocab rows of dim */
     const float *output_norm;
-    gl_weight output;   /* dim -> n_vocab (tied: tok_embd) */
+    gl_weight output; /* dim -> n_vocab (tied: tok_embd) */
     gl_layer *layers;
     /* gpt2 only (NULL / zero otherwise) */
     gl_gpt2_layer *gpt2_layers;
-    gl_weight pos_embd;        /* n_pos_learned rows of dim */
+    gl_weight pos_embd; /* n_pos_learned rows of dim */
     const float *output_norm_b;
     struct gl_tokenizer *tok;
     gl_forward_fn forward;
@@ -92,8 +92,8 @@ struct gl_model {
 
 /* Reads "<arch>.<suffix>" as an integer in [lo, hi] (def when absent and
  * not required). */
-gl_status gl_meta_int(const gl_model *m, const char *suffix, bool required, int64_t def,
-                      int64_t lo, int64_t hi, int *out, gl_error *err);
+gl_status gl_meta_int(const gl_model *m, const char *suffix, bool required, int64_t def, int64_t lo,
+                      int64_t hi, int *out, gl_error *err);
 /* Reads "<arch>.<suffix>" as a float in [lo, hi] (def when absent). */
 gl_status gl_meta_float(const gl_model *m, const char *suffix, float def, float lo, float hi,
                         float *out, gl_error *err);
@@ -102,8 +102,7 @@ gl_status gl_meta_float(const gl_model *m, const char *suffix, float def, float 
 gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, int n_out,
                          bool optional, gl_error *err);
 /* Binds F32 vector `name` of n elements. */
-gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n,
-                         gl_error *err);
+gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n, gl_error *err);
 
 /* Rewrites every matrix the kernel table can repack (k.repack) into its
  * packed layout, in one owned arena, and drops the file pages it came

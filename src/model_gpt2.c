@@ -22,8 +22,10 @@ static gl_status bind_gpt2_config(gl_model *m, gl_error *err)
                             err)))
         return st;
     if (c->dim % c->n_heads != 0)
-        return gl_fail(err, GL_ERR_FORMAT, "embedding_length %d is not a multiple of "
-                       "head_count %d", c->dim, c->n_heads);
+        return gl_fail(err, GL_ERR_FORMAT,
+                       "embedding_length %d is not a multiple of "
+                       "head_count %d",
+                       c->dim, c->n_heads);
     c->n_kv_heads = c->n_heads;
     c->head_dim = c->dim / c->n_heads;
     c->rope_dim = 0; /* positions are learned, not rotated */
@@ -40,10 +42,9 @@ gl_status gl_bind_gpt2(gl_model *m, gl_error *err)
     if (st)
         return st;
     const int dim = c->dim;
-    if ((st = gl_bind_weight(m, &m->tok_embd, "token_embd.weight", dim, c->n_vocab, false,
+    if ((st = gl_bind_weight(m, &m->tok_embd, "token_embd.weight", dim, c->n_vocab, false, err)) ||
+        (st = gl_bind_weight(m, &m->pos_embd, "position_embd.weight", dim, c->n_pos_learned, false,
                              err)) ||
-        (st = gl_bind_weight(m, &m->pos_embd, "position_embd.weight", dim, c->n_pos_learned,
-                             false, err)) ||
         (st = gl_bind_vector(m, &m->output_norm, "output_norm.weight", dim, err)) ||
         (st = gl_bind_vector(m, &m->output_norm_b, "output_norm.bias", dim, err)) ||
         (st = gl_bind_weight(m, &m->output, "output.weight", dim, c->n_vocab, true, err)))
@@ -58,9 +59,9 @@ gl_status gl_bind_gpt2(gl_model *m, gl_error *err)
         gl_gpt2_layer *L = &m->gpt2_layers[l];
         char n[12][96];
         static const char *const parts[12] = {
-            "attn_norm.weight",   "attn_norm.bias", "attn_qkv.weight", "attn_qkv.bias",
+            "attn_norm.weight",   "attn_norm.bias",   "attn_qkv.weight", "attn_qkv.bias",
             "attn_output.weight", "attn_output.bias", "ffn_norm.weight", "ffn_norm.bias",
-            "ffn_up.weight",      "ffn_up.bias",    "ffn_down.weight", "ffn_down.bias",
+            "ffn_up.weight",      "ffn_up.bias",      "ffn_down.weight", "ffn_down.bias",
         };
         for (int i = 0; i < 12; i++)
             snprintf(n[i], sizeof n[i], "blk.%d.%s", l, parts[i]);

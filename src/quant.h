@@ -44,13 +44,13 @@ static_assert(sizeof(block_q4_0) == 18, "block_q4_0 must match GGUF");
 #define GL_X8_ROWS 8
 
 typedef struct block_q4_0x8 {
-    uint16_t d[GL_X8_ROWS];                /* row r's d */
-    uint8_t qs[GL_X8_ROWS * QK4_0 / 2];    /* 4 x (8 rows x 4 bytes) */
+    uint16_t d[GL_X8_ROWS];             /* row r's d */
+    uint8_t qs[GL_X8_ROWS * QK4_0 / 2]; /* 4 x (8 rows x 4 bytes) */
 } block_q4_0x8;
 
 typedef struct block_q8_0x8 {
     uint16_t d[GL_X8_ROWS];
-    int8_t qs[GL_X8_ROWS * QK8_0];         /* 8 x (8 rows x 4 bytes) */
+    int8_t qs[GL_X8_ROWS * QK8_0]; /* 8 x (8 rows x 4 bytes) */
 } block_q8_0x8;
 
 static_assert(sizeof(block_q4_0x8) == 8 * sizeof(block_q4_0), "block_q4_0x8: 8 Q4_0 blocks");

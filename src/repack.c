@@ -61,7 +61,8 @@ static void pack_worker(void *arg, int ith, int nth)
         /* this thread's source rows are done with: drop them now, so the
          * file and its copy are never both resident */
         const size_t ra = (size_t)g0 * rows, rb = (size_t)g1 * rows < (size_t)w->n_out
-                                                    ? (size_t)g1 * rows : (size_t)w->n_out;
+                                                      ? (size_t)g1 * rows
+                                                      : (size_t)w->n_out;
         drop_pages((const char *)w->data + ra * w->row_bytes, (rb - ra) * w->row_bytes);
     }
 }
@@ -90,15 +91,27 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
         return gl_fail(err, GL_ERR_NOMEM, "out of memory");
     }
     int nw = 0;
-#define ADD(x) do { if (nw < MAX_PACK && packable(m, &(x), all)) ws[nw++] = &(x); } while (0)
+#define ADD(x)                                                                                     \
+    do {                                                                                           \
+        if (nw < MAX_PACK && packable(m, &(x), all))                                               \
+            ws[nw++] = &(x);                                                                       \
+    } while (0)
     for (int l = 0; m->layers && l < m->cfg.n_layers; l++) {
         gl_layer *L = &m->layers[l];
-        ADD(L->wq); ADD(L->wk); ADD(L->wv); ADD(L->wo);
-        ADD(L->w_gate); ADD(L->w_up); ADD(L->w_down);
+        ADD(L->wq);
+        ADD(L->wk);
+        ADD(L->wv);
+        ADD(L->wo);
+        ADD(L->w_gate);
+        ADD(L->w_up);
+        ADD(L->w_down);
     }
     for (int l = 0; m->gpt2_layers && l < m->cfg.n_layers; l++) {
         gl_gpt2_layer *L = &m->gpt2_layers[l];
-        ADD(L->wqkv); ADD(L->wo); ADD(L->w_up); ADD(L->w_down);
+        ADD(L->wqkv);
+        ADD(L->wo);
+        ADD(L->w_up);
+        ADD(L->w_down);
     }
     ADD(m->output);
 #undef ADD
@@ -120,8 +133,7 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
     if (!arena) {
         free(ws);
         free(dst);
-        return gl_fail(err, GL_ERR_NOMEM, "out of memory repacking weights (%zu MB)",
-                       total >> 20);
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory repacking weights (%zu MB)", total >> 20);
     }
     gl_threadpool *pool = NULL;
     gl_status st = gl_threadpool_create(&pool, gl_physical_cores(), err);

@@ -110,12 +110,12 @@ static void heapify(gl_cand *h, int n, int best_on_top)
 static void select_top_k(const float *z, int n_vocab, int k, gl_cand *out)
 {
     for (int i = 0; i < k; i++)
-        out[i] = (gl_cand){z[i], i};
+        out[i] = (gl_cand){ z[i], i };
     heapify(out, k, 0);
     for (int i = k; i < n_vocab; i++) {
         /* Later ids lose ties, so only a strictly larger logit gets in. */
         if (z[i] > out[0].z) {
-            out[0] = (gl_cand){z[i], i};
+            out[0] = (gl_cand){ z[i], i };
             sift_down(out, k, 0, 0);
         }
     }
@@ -232,7 +232,7 @@ static int run_pipeline(gl_sampler *s, float *z, const int32_t *hist, int n_hist
         n = 0;
         for (int i = 0; i < V; i++)
             if (z[i] - m >= thr)
-                cand[n++] = (gl_cand){z[i], i};
+                cand[n++] = (gl_cand){ z[i], i };
         if (top_p_on) {
             /* Pop from a best-on-top heap just until the nucleus is complete:
              * O(n + kept log n) rather than a sort of every candidate. */

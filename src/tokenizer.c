@@ -38,16 +38,16 @@ struct gl_tokenizer {
     vocab_kind kind;
     char model[16];
     int32_t n_vocab;
-    char *text;          /* all token texts back to back                     */
-    size_t *text_off;    /* n_vocab + 1: id i is text[text_off[i]..[i+1])    */
-    char *piece;         /* decoded bytes of every token, back to back        */
-    size_t *piece_off;   /* n_vocab + 1                                       */
+    char *text;        /* all token texts back to back                     */
+    size_t *text_off;  /* n_vocab + 1: id i is text[text_off[i]..[i+1])    */
+    char *piece;       /* decoded bytes of every token, back to back        */
+    size_t *piece_off; /* n_vocab + 1                                       */
     float *scores;
-    uint8_t *types;      /* enum gl_token_type                                */
-    uint32_t *hashes;    /* per id: low bits of the text's hash               */
-    int32_t *slots;      /* open-addressing table of ids, -1 empty            */
+    uint8_t *types;   /* enum gl_token_type                                */
+    uint32_t *hashes; /* per id: low bits of the text's hash               */
+    int32_t *slots;   /* open-addressing table of ids, -1 empty            */
     size_t slot_mask;
-    size_t max_len;      /* longest token text: longer strings cannot match   */
+    size_t max_len; /* longest token text: longer strings cannot match   */
     int32_t bos, eos, unk;
     bool add_bos, add_space_prefix;
     int32_t byte_tok[256]; /* byte fallback id per byte value, -1 none       */
@@ -147,9 +147,11 @@ static gl_status load_tokens(gl_tokenizer *t, const gguf_file *g, gl_error *err)
     gguf_str s;
     while (gguf_arr_next_str(kv, &pos, &cur, &s)) {
         if (s.len > GL_TOKEN_MAX_BYTES)
-            return gl_fail(err, GL_ERR_FORMAT, "tokenizer.ggml.tokens[%llu] is %llu bytes long "
-                           "(limit %d)", (unsigned long long)(pos - 1),
-                           (unsigned long long)s.len, GL_TOKEN_MAX_BYTES);
+            return gl_fail(err, GL_ERR_FORMAT,
+                           "tokenizer.ggml.tokens[%llu] is %llu bytes long "
+                           "(limit %d)",
+                           (unsigned long long)(pos - 1), (unsigned long long)s.len,
+                           GL_TOKEN_MAX_BYTES);
         total += s.len;
         if (s.len > t->max_len)
             t->max_len = (size_t)s.len;
@@ -206,8 +208,10 @@ static gl_status load_scores_types(gl_tokenizer *t, const gguf_file *g, gl_error
     const gguf_kv *kv = gguf_find(g, "tokenizer.ggml.scores");
     if (kv) {
         if (kv->type != GGUF_VT_ARR || kv->arr_n != n)
-            return gl_fail(err, GL_ERR_FORMAT, "tokenizer.ggml.scores must be an array of %d "
-                           "numbers (one per token)", t->n_vocab);
+            return gl_fail(err, GL_ERR_FORMAT,
+                           "tokenizer.ggml.scores must be an array of %d "
+                           "numbers (one per token)",
+                           t->n_vocab);
         for (size_t i = 0; i < n; i++) {
             double v;
             if (!gguf_arr_get_num(kv, i, &v))
@@ -220,15 +224,19 @@ static gl_status load_scores_types(gl_tokenizer *t, const gguf_file *g, gl_error
     kv = gguf_find(g, "tokenizer.ggml.token_type");
     if (kv) {
         if (kv->type != GGUF_VT_ARR || kv->arr_n != n)
-            return gl_fail(err, GL_ERR_FORMAT, "tokenizer.ggml.token_type must be an array of %d "
-                           "integers (one per token)", t->n_vocab);
+            return gl_fail(err, GL_ERR_FORMAT,
+                           "tokenizer.ggml.token_type must be an array of %d "
+                           "integers (one per token)",
+                           t->n_vocab);
         for (size_t i = 0; i < n; i++) {
             double v;
             if (!gguf_arr_get_num(kv, i, &v))
                 return gl_fail(err, GL_ERR_FORMAT, "tokenizer.ggml.token_type is not numeric");
             if (!(v >= GL_TOKEN_UNDEFINED && v <= GL_TOKEN_BYTE) || v != (double)(int)v)
-                return gl_fail(err, GL_ERR_FORMAT, "tokenizer.ggml.token_type[%zu] = %g is not "
-                               "a token type (0..6)", i, v);
+                return gl_fail(err, GL_ERR_FORMAT,
+                               "tokenizer.ggml.token_type[%zu] = %g is not "
+                               "a token type (0..6)",
+                               i, v);
             t->types[i] = (uint8_t)v;
         }
     }
@@ -236,8 +244,8 @@ static gl_status load_scores_types(gl_tokenizer *t, const gguf_file *g, gl_error
 }
 
 /* A special id: absent -> dflt; -1 (also as u32) -> none; else in range. */
-static gl_status load_id(const gl_tokenizer *t, const gguf_file *g, const char *key,
-                         int32_t dflt, int32_t *out, gl_error *err)
+static gl_status load_id(const gl_tokenizer *t, const gguf_file *g, const char *key, int32_t dflt,
+                         int32_t *out, gl_error *err)
 {
     int64_t v;
     *out = dflt < t->n_vocab ? dflt : -1;
@@ -250,14 +258,13 @@ static gl_status load_id(const gl_tokenizer *t, const gguf_file *g, const char *
         return GL_OK;
     }
     if (v < 0 || v >= t->n_vocab)
-        return gl_fail(err, GL_ERR_FORMAT, "%s = %lld is outside the vocabulary (%d tokens)",
-                       key, (long long)v, t->n_vocab);
+        return gl_fail(err, GL_ERR_FORMAT, "%s = %lld is outside the vocabulary (%d tokens)", key,
+                       (long long)v, t->n_vocab);
     *out = (int32_t)v;
     return GL_OK;
 }
 
-static gl_status load_bool(const gguf_file *g, const char *key, bool dflt, bool *out,
-                           gl_error *err)
+static gl_status load_bool(const gguf_file *g, const char *key, bool dflt, bool *out, gl_error *err)
 {
     *out = dflt;
     if (gguf_find(g, key) && !gguf_get_bool(g, key, out))
@@ -304,8 +311,10 @@ static gl_status spm_build_pieces(gl_tokenizer *t, gl_error *err)
         case GL_TOKEN_BYTE: {
             int hi = len == 6 ? hexval(s[3]) : -1, lo = len == 6 ? hexval(s[4]) : -1;
             if (len != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>' || hi < 0 || lo < 0)
-                return gl_fail(err, GL_ERR_FORMAT, "token %zu is a byte token but its text is "
-                               "not <0xNN>", i);
+                return gl_fail(err, GL_ERR_FORMAT,
+                               "token %zu is a byte token but its text is "
+                               "not <0xNN>",
+                               i);
             t->piece[w++] = (char)(hi * 16 + lo);
             break;
         }
@@ -314,8 +323,7 @@ static gl_status spm_build_pieces(gl_tokenizer *t, gl_error *err)
             memcpy(t->piece + w, s, len);
             w += len;
             break;
-        default: /* control, unused, undefined: no text */
-            break;
+        default: /* control, unused, undefined: no text */ break;
         }
     }
     t->piece_off[n] = w;
@@ -338,16 +346,13 @@ static gl_status bpe_build_pieces(gl_tokenizer *t, gl_error *err)
         t->piece_off[i] = w;
         switch (t->types[i]) {
         case GL_TOKEN_CONTROL:
-        case GL_TOKEN_UNUSED:
-            break;
+        case GL_TOKEN_UNUSED: break;
         case GL_TOKEN_UNKNOWN:
         case GL_TOKEN_USER_DEFINED:
             memcpy(t->piece + w, s, len);
             w += len;
             break;
-        default: /* normal, byte, undefined */
-            w += gl_bpe_unmap(s, len, t->piece + w);
-            break;
+        default: /* normal, byte, undefined */ w += gl_bpe_unmap(s, len, t->piece + w); break;
         }
     }
     t->piece_off[n] = w;
@@ -413,8 +418,10 @@ gl_status gl_tokenizer_load(gl_tokenizer **out, const gguf_file *g, gl_error *er
     else if (gguf_str_eq(model, "gpt2"))
         kind = VOCAB_BPE;
     else
-        return gl_fail(err, GL_ERR_UNSUPPORTED, "tokenizer model '%s' not supported "
-                       "(supported: llama, gpt2)", printable(model, buf, sizeof buf));
+        return gl_fail(err, GL_ERR_UNSUPPORTED,
+                       "tokenizer model '%s' not supported "
+                       "(supported: llama, gpt2)",
+                       printable(model, buf, sizeof buf));
 
     gl_tokenizer *t = calloc(1, sizeof *t);
     if (!t)
@@ -425,12 +432,8 @@ gl_status gl_tokenizer_load(gl_tokenizer **out, const gguf_file *g, gl_error *er
     if ((st = load_tokens(t, g, err)) || (st = load_scores_types(t, g, err)))
         goto fail;
     switch (t->kind) {
-    case VOCAB_SPM:
-        st = spm_init(t, g, err);
-        break;
-    case VOCAB_BPE:
-        st = bpe_init(t, g, err);
-        break;
+    case VOCAB_SPM: st = spm_init(t, g, err); break;
+    case VOCAB_BPE: st = bpe_init(t, g, err); break;
     }
     if (st)
         goto fail;
@@ -691,8 +694,10 @@ static gl_status spm_encode(const gl_tokenizer *t, const char *text, size_t len,
         for (int32_t j = 0; j < y->n; j++) {
             unsigned char b = (unsigned char)esc[y->off + j];
             if (t->byte_tok[b] < 0) {
-                st = gl_fail(err, GL_ERR_UNSUPPORTED, "byte 0x%02X has no token and the "
-                             "vocabulary has no unknown token", b);
+                st = gl_fail(err, GL_ERR_UNSUPPORTED,
+                             "byte 0x%02X has no token and the "
+                             "vocabulary has no unknown token",
+                             b);
                 goto done;
             }
             emit(out, t->byte_tok[b]);
@@ -730,12 +735,8 @@ int gl_tokenizer_encode(const gl_tokenizer *t, const char *text, size_t len, boo
         return s.n;
     gl_status st = GL_OK;
     switch (t->kind) {
-    case VOCAB_SPM:
-        st = spm_encode(t, text, len, &s, err);
-        break;
-    case VOCAB_BPE:
-        st = gl_bpe_encode(t->bpe, text, len, &s, err);
-        break;
+    case VOCAB_SPM: st = spm_encode(t, text, len, &s, err); break;
+    case VOCAB_BPE: st = gl_bpe_encode(t->bpe, text, len, &s, err); break;
     }
     return st ? -1 : s.n;
 }
@@ -832,8 +833,7 @@ void gl_detok_init(gl_detok *d)
         memset(d, 0, sizeof *d);
 }
 
-int gl_tokenizer_detok_push(const gl_tokenizer *t, gl_detok *d, int32_t id, char *out,
-                            size_t cap)
+int gl_tokenizer_detok_push(const gl_tokenizer *t, gl_detok *d, int32_t id, char *out, size_t cap)
 {
     if (!out || cap == 0)
         return 0;

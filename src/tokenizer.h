@@ -79,7 +79,6 @@ int32_t gl_tokenizer_find(const gl_tokenizer *t, const char *text, size_t len);
  * token of real vocabularies; when a piece does not fit, the whole
  * characters that fit are written, the rest of the piece is dropped and any
  * held bytes are discarded. */
-int gl_tokenizer_detok_push(const gl_tokenizer *t, gl_detok *d, int32_t id, char *out,
-                            size_t cap);
+int gl_tokenizer_detok_push(const gl_tokenizer *t, gl_detok *d, int32_t id, char *out, size_t cap);
 
 #endif

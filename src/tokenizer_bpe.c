@@ -168,8 +168,7 @@ static int lower_ascii(int c)
 }
 
 /* Length in units of the longest match of r at unit i of n, 0 for none. */
-static size_t match_rule(const split_rule *r, const unit *u, size_t i, size_t n,
-                         const char *text)
+static size_t match_rule(const split_rule *r, const unit *u, size_t i, size_t n, const char *text)
 {
     switch (r->op) {
     case SPLIT_CONTRACTION: {
@@ -214,8 +213,7 @@ static size_t match_rule(const split_rule *r, const unit *u, size_t i, size_t n,
         /* backtrack one so the last space is not followed by \S */
         return j - i >= 2 ? j - i - 1 : 0;
     }
-    case SPLIT_END:
-        break;
+    case SPLIT_END: break;
     }
     return 0;
 }
@@ -233,7 +231,7 @@ struct gl_bpe {
     merge_slot *merges;
     size_t merge_mask;
     int n_merges, n_skipped;
-    int32_t byte_tok[256];  /* the token of each byte's character, -1 none */
+    int32_t byte_tok[256]; /* the token of each byte's character, -1 none */
 };
 
 static uint64_t mix64(uint64_t x)
@@ -335,13 +333,16 @@ gl_status gl_bpe_load(gl_bpe **out, const gl_tokenizer *t, const gguf_file *g, g
             for (uint64_t i = 0; i < s.len && k + 1 < sizeof name; i++)
                 name[k++] = s.ptr[i] >= 0x20 && s.ptr[i] < 0x7f ? s.ptr[i] : '?';
             name[k] = '\0';
-            return gl_fail(err, GL_ERR_UNSUPPORTED, "BPE pre-tokenizer '%s' "
-                           "(tokenizer.ggml.pre) not supported (supported: gpt-2)", name);
+            return gl_fail(err, GL_ERR_UNSUPPORTED,
+                           "BPE pre-tokenizer '%s' "
+                           "(tokenizer.ggml.pre) not supported (supported: gpt-2)",
+                           name);
         }
     }
     const gguf_kv *kv = gguf_find(g, "tokenizer.ggml.merges");
     if (!kv)
-        return gl_fail(err, GL_ERR_FORMAT, "tokenizer.ggml.merges missing (a BPE vocabulary "
+        return gl_fail(err, GL_ERR_FORMAT,
+                       "tokenizer.ggml.merges missing (a BPE vocabulary "
                        "needs its merges)");
     if (kv->type != GGUF_VT_ARR || kv->arr_type != GGUF_VT_STR)
         return gl_fail(err, GL_ERR_FORMAT, "tokenizer.ggml.merges is not a string array");
@@ -539,8 +540,10 @@ static gl_status encode_piece(work *w, const unsigned char *p, size_t n, gl_tok_
         if (id < 0)
             id = gl_tokenizer_unk(b->t);
         if (id < 0)
-            return gl_fail(err, GL_ERR_UNSUPPORTED, "byte 0x%02X has no token and the "
-                           "vocabulary has no unknown token", p[i]);
+            return gl_fail(err, GL_ERR_UNSUPPORTED,
+                           "byte 0x%02X has no token and the "
+                           "vocabulary has no unknown token",
+                           p[i]);
         if (s->n < s->cap)
             s->out[s->n] = id;
         s->n++;
@@ -578,8 +581,7 @@ gl_status gl_bpe_encode(const gl_bpe *b, const char *text, size_t len, gl_tok_si
         if (!k)
             k = 1; /* nothing matches: the code point alone */
         const size_t off = u[i].off;
-        if ((st = encode_piece(&w, (const unsigned char *)text + off, u[i + k].off - off, s,
-                               err)))
+        if ((st = encode_piece(&w, (const unsigned char *)text + off, u[i + k].off - off, s, err)))
             goto done;
         i += k;
     }

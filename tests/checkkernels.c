@@ -58,7 +58,7 @@ static struct {
     int verbose, bench;
 } opt;
 
-static int group_fail;    /* failures inside the current (backend, slot) group */
+static int group_fail; /* failures inside the current (backend, slot) group */
 static const char *cur_backend, *cur_slot;
 static char cur_case[160];
 
@@ -104,9 +104,18 @@ static uint64_t rnd(void)
     return rs[1] + s0;
 }
 
-static int rint_in(int lo, int hi) { return lo + (int)(rnd() % (uint64_t)(hi - lo + 1)); }
-static double runif(void) { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
-static int chance(int pct) { return (int)(rnd() % 100) < pct; }
+static int rint_in(int lo, int hi)
+{
+    return lo + (int)(rnd() % (uint64_t)(hi - lo + 1));
+}
+static double runif(void)
+{
+    return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0);
+}
+static int chance(int pct)
+{
+    return (int)(rnd() % 100) < pct;
+}
 
 static float rnorm(void)
 {
@@ -169,10 +178,19 @@ static int gcheck(const gbuf *g, const char *what)
     return 1;
 }
 
-static void gfree(gbuf *g) { free(g->base); }
+static void gfree(gbuf *g)
+{
+    free(g->base);
+}
 
-static int rmis(void) { return rint_in(0, 63); }
-static int rmis4(void) { return 4 * rint_in(0, 15); }
+static int rmis(void)
+{
+    return rint_in(0, 63);
+}
+static int rmis4(void)
+{
+    return 4 * rint_in(0, 15);
+}
 
 static const uint32_t SENTINEL = 0x7fc0dead; /* a NaN no kernel produces */
 
@@ -205,13 +223,13 @@ static uint16_t rhalf_scale(void)
 {
     int m = rint_in(0, 99);
     if (m < 5)
-        return 0;                                        /* d = 0       */
+        return 0; /* d = 0       */
     if (m < 10)
-        return (uint16_t)rint_in(1, 0x3ff);              /* subnormal   */
+        return (uint16_t)rint_in(1, 0x3ff); /* subnormal   */
     if (m < 14)
-        return 0x7bff;                                   /* 65504       */
+        return 0x7bff; /* 65504       */
     uint16_t h = gl_f32_to_f16((float)(runif() * 0.1 + 1e-4));
-    return m < 30 ? (uint16_t)(h | 0x8000) : h;          /* negative    */
+    return m < 30 ? (uint16_t)(h | 0x8000) : h; /* negative    */
 }
 
 static void rblock_q8(block_q8_0 *b, int allow_neg128)
@@ -301,13 +319,30 @@ static size_t row_bytes(int type, int n)
     }
 }
 
-static int is_quant(int type) { return type == GGUF_T_Q8_0 || type == GGUF_T_Q4_0; }
+static int is_quant(int type)
+{
+    return type == GGUF_T_Q8_0 || type == GGUF_T_Q4_0;
+}
 
 /* ---- slots ------------------------------------------------------------------- */
 
-enum kind { K_QUANT, K_MATMUL, K_MATMUL_X8, K_REPACK, K_RMSNORM, K_SWIGLU, K_SCORES, K_ACCUM,
-             K_SCORES_G, K_ACCUM_G,
-             K_LAYERNORM, K_GELU, K_ADD_BIAS, K_SOFTMAX, K_ROUND_F16 };
+enum kind {
+    K_QUANT,
+    K_MATMUL,
+    K_MATMUL_X8,
+    K_REPACK,
+    K_RMSNORM,
+    K_SWIGLU,
+    K_SCORES,
+    K_ACCUM,
+    K_SCORES_G,
+    K_ACCUM_G,
+    K_LAYERNORM,
+    K_GELU,
+    K_ADD_BIAS,
+    K_SOFTMAX,
+    K_ROUND_F16
+};
 
 static const struct slot {
     const char *name;
@@ -350,7 +385,10 @@ enum { n_slots = sizeof slots / sizeof slots[0] };
 /* the generic table (reference and the one source of x8 layout ids) */
 static gl_kernels gen;
 
-static int x8_layout(int type) { return gen.repack[type].layout; }
+static int x8_layout(int type)
+{
+    return gen.repack[type].layout;
+}
 
 static const void *slot_fn(const gl_kernels *k, const struct slot *s)
 {
@@ -443,8 +481,8 @@ static void check_quantize(const gl_kernels *ref, const gl_kernels *nw)
                 while (j < QK8_0 && yr[b].qs[j] == yn[b].qs[j])
                     j++;
                 failf("block %d differs: d %04x vs %04x, first q at %d: %d vs %d (x=%a)", b,
-                      yr[b].d, yn[b].d, j, j < QK8_0 ? yr[b].qs[j] : 0,
-                      j < QK8_0 ? yn[b].qs[j] : 0, j < QK8_0 ? x[b * QK8_0 + j] : 0.0f);
+                      yr[b].d, yn[b].d, j, j < QK8_0 ? yr[b].qs[j] : 0, j < QK8_0 ? yn[b].qs[j] : 0,
+                      j < QK8_0 ? x[b * QK8_0 + j] : 0.0f);
                 break;
             }
         gcheck(&gn, "y");
@@ -462,7 +500,7 @@ typedef struct mm_case {
     size_t wrb, xs, ys; /* strides: weight row bytes, activation bytes, y floats */
     gbuf gw, gx, gp;
     const void *w, *x;
-    int packed;         /* mm_call passes the x8 copy: wp, groups gb apart */
+    int packed; /* mm_call passes the x8 copy: wp, groups gb apart */
     const void *wp;
     size_t gb;
 } mm_case;
@@ -476,7 +514,8 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
     c->packed = 0;
     c->wrb = row_bytes(type, n) + (chance(25) ? (size_t)rint_in(1, 40) : 0);
     const int q = is_quant(type);
-    c->xs = (q ? row_bytes(GGUF_T_Q8_0, n) : (size_t)n * 4) + (chance(25) ? 4 * (size_t)rint_in(1, 9) : 0);
+    c->xs = (q ? row_bytes(GGUF_T_Q8_0, n) : (size_t)n * 4) +
+            (chance(25) ? 4 * (size_t)rint_in(1, 9) : 0);
     c->ys = (size_t)rows + (chance(30) ? (size_t)rint_in(1, 5) : 0);
     unsigned char *w = galloc(&c->gw, c->wrb * (size_t)rows, rmis());
     unsigned char *x = galloc(&c->gx, c->xs * (size_t)nb, rmis());
@@ -485,11 +524,33 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
         unsigned char *row = w + (size_t)r * c->wrb;
         for (int j = 0; j < (q ? n / 32 : n); j++) {
             switch (type) {
-            case GGUF_T_F32: { float v = rfloat(wmode); memcpy(row + 4 * j, &v, 4); break; }
-            case GGUF_T_F16: { uint16_t h = rf16(wmode); memcpy(row + 2 * j, &h, 2); break; }
-            case GGUF_T_BF16: { uint16_t h = rbf16(wmode); memcpy(row + 2 * j, &h, 2); break; }
-            case GGUF_T_Q8_0: { block_q8_0 b; rblock_q8(&b, 1); memcpy(row + j * sizeof b, &b, sizeof b); break; }
-            default: { block_q4_0 b; rblock_q4(&b); memcpy(row + j * sizeof b, &b, sizeof b); break; }
+            case GGUF_T_F32: {
+                float v = rfloat(wmode);
+                memcpy(row + 4 * j, &v, 4);
+                break;
+            }
+            case GGUF_T_F16: {
+                uint16_t h = rf16(wmode);
+                memcpy(row + 2 * j, &h, 2);
+                break;
+            }
+            case GGUF_T_BF16: {
+                uint16_t h = rbf16(wmode);
+                memcpy(row + 2 * j, &h, 2);
+                break;
+            }
+            case GGUF_T_Q8_0: {
+                block_q8_0 b;
+                rblock_q8(&b, 1);
+                memcpy(row + j * sizeof b, &b, sizeof b);
+                break;
+            }
+            default: {
+                block_q4_0 b;
+                rblock_q4(&b);
+                memcpy(row + j * sizeof b, &b, sizeof b);
+                break;
+            }
             }
         }
     }
@@ -546,7 +607,8 @@ static void mm_pack(mm_case *c)
         const int bad = r < c->rows ? memcmp(row, (const char *)c->w + (size_t)r * c->wrb, rb)
                                     : memcmp(row, zero, rb);
         if (bad) {
-            failf("row %d does not unpack to its %s", r, r < c->rows ? "GGUF bytes" : "zero padding");
+            failf("row %d does not unpack to its %s", r,
+                  r < c->rows ? "GGUF bytes" : "zero padding");
             break;
         }
     }
@@ -568,8 +630,8 @@ static void mm_free(mm_case *c)
  * out as the full output (column stride c->ys). */
 static void mm_call(gl_matmul_fn f, const mm_case *c, float *y, int r0, int r1, int b0, int nb)
 {
-    f(c->packed ? c->wp : c->w, c->packed ? c->gb : c->wrb, (const char *)c->x + (size_t)b0 * c->xs, c->xs, y + (size_t)b0 * c->ys, c->ys,
-      c->n, r0, r1, nb);
+    f(c->packed ? c->wp : c->w, c->packed ? c->gb : c->wrb, (const char *)c->x + (size_t)b0 * c->xs,
+      c->xs, y + (size_t)b0 * c->ys, c->ys, c->n, r0, r1, nb);
 }
 
 static double mm_terms(const mm_case *c, int r, int b)
@@ -774,7 +836,9 @@ static void check_repack(const gl_kernels *nw, int type)
 
 /* ---- rmsnorm / swiglu ------------------------------------------------------------ */
 
-static const int vec_sizes[] = { 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 288, 768, 4096, 0, 0, 0 };
+static const int vec_sizes[] = {
+    1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 288, 768, 4096, 0, 0, 0
+};
 enum { n_vec_sizes = sizeof vec_sizes / sizeof vec_sizes[0] };
 
 static void check_rmsnorm(const gl_kernels *ref, const gl_kernels *nw)
@@ -820,13 +884,13 @@ static void check_swiglu(const gl_kernels *ref, const gl_kernels *nw)
         float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
         for (int j = 0; j < n; j++) {
             const int m = rint_in(0, 99);
-            g[j] = m < 60 ? rnorm() * 4.0f
-                 : m < 70 ? (float)(runif() * 220.0 - 110.0)
-                 : m < 75 ? (chance(50) ? 88.72f : -88.72f) + (float)(runif() - 0.5) * 0.1f
-                 : m < 80 ? rnorm() * 1e-39f
-                 : m < 83 ? (chance(50) ? 1e30f : -1e30f)
-                 : m < 85 ? 0.0f
-                 : rnorm();
+            g[j] = m < 60   ? rnorm() * 4.0f
+                   : m < 70 ? (float)(runif() * 220.0 - 110.0)
+                   : m < 75 ? (chance(50) ? 88.72f : -88.72f) + (float)(runif() - 0.5) * 0.1f
+                   : m < 80 ? rnorm() * 1e-39f
+                   : m < 83 ? (chance(50) ? 1e30f : -1e30f)
+                   : m < 85 ? 0.0f
+                            : rnorm();
             u[j] = rfloat(chance(20) ? 2 : 0);
         }
         ref->swiglu(yr, g, u, n);
@@ -896,8 +960,8 @@ static void check_layernorm(const gl_kernels *ref, const gl_kernels *nw)
             var += (x[j] - mean) * (x[j] - mean);
         const double scale = 1.0 / sqrt(var / n + eps);
         for (int j = 0; j < n; j++) {
-            const double tol = 4.0 * (n + 16) * U * fabs(scale * w[j]) * (m1 + fabs(x[j] - mean))
-                             + 4 * U * (fabs(yr[j]) + fabs(bb[j])) + 0x1p-140;
+            const double tol = 4.0 * (n + 16) * U * fabs(scale * w[j]) * (m1 + fabs(x[j] - mean)) +
+                               4 * U * (fabs(yr[j]) + fabs(bb[j])) + 0x1p-140;
             if (!near(yr[j], yn[j], tol)) {
                 failf("out[%d] = %.9g, generic %.9g, tol %.3g", j, yn[j], yr[j], tol);
                 break;
@@ -923,13 +987,13 @@ static void check_gelu(const gl_kernels *ref, const gl_kernels *nw)
         float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
         for (int j = 0; j < n; j++) {
             const int m = rint_in(0, 99);
-            x[j] = m < 60 ? rnorm() * 3.0f
-                 : m < 70 ? (float)(runif() * 40.0 - 20.0)
-                 : m < 75 ? -(float)(runif() * 4.0 + 8.0) /* exp argument near 88 */
-                 : m < 80 ? rnorm() * 1e-39f
-                 : m < 83 ? (chance(50) ? 1e30f : -1e30f)
-                 : m < 85 ? 0.0f
-                 : rnorm();
+            x[j] = m < 60   ? rnorm() * 3.0f
+                   : m < 70 ? (float)(runif() * 40.0 - 20.0)
+                   : m < 75 ? -(float)(runif() * 4.0 + 8.0) /* exp argument near 88 */
+                   : m < 80 ? rnorm() * 1e-39f
+                   : m < 83 ? (chance(50) ? 1e30f : -1e30f)
+                   : m < 85 ? 0.0f
+                            : rnorm();
         }
         ref->gelu(yr, x, n);
         if (ci & 1) {
@@ -1084,8 +1148,8 @@ static void fill_kv(const kv_lay *L, unsigned char *p, int r0, int r1)
 /* Q8_0 rows at even addresses: generic reads the block scales in place */
 static void *make_kv(gbuf *g, const kv_lay *L, int rows)
 {
-    unsigned char *p = galloc(g, L->stride * (size_t)rows,
-                              L->kv == GL_KV_Q8_0 ? 2 * rint_in(0, 31) : rmis());
+    unsigned char *p =
+        galloc(g, L->stride * (size_t)rows, L->kv == GL_KV_Q8_0 ? 2 * rint_in(0, 31) : rmis());
     fill_kv(L, p, 0, rows);
     return p;
 }
@@ -1127,8 +1191,8 @@ static void call_accum(const gl_kernels *k, const kv_lay *L, float *out, const f
         k->attn_accum[L->kv](out, p, rows, L->stride, n, L->len);
 }
 
-static void call_scores_g(const gl_kernels *k, const kv_lay *L, float *s, size_t ss,
-                          const float *q, size_t qs, int nq, const void *rows, int n, float scale)
+static void call_scores_g(const gl_kernels *k, const kv_lay *L, float *s, size_t ss, const float *q,
+                          size_t qs, int nq, const void *rows, int n, float scale)
 {
     if (L->kv == GL_KV_Q8_0)
         k->attn_scores_q8_g(s, ss, q, qs, nq, rows, L->stride, n, L->off, L->len, scale);
@@ -1161,8 +1225,8 @@ static const void *make_ring(gbuf *g, const kv_lay *L, const void *rows, int n, 
     const int P = chance(50) ? rint_in(0, n - 1 < 4 ? n - 1 : 4) : 0, W = n - P;
     const int S = W + (chance(30) ? rint_in(1, 5) : 0);
     const int rot = S > 1 && chance(85) ? rint_in(1, S - 1) : 0;
-    unsigned char *p = galloc(g, L->stride * (size_t)(P + S),
-                              L->kv == GL_KV_Q8_0 ? 2 * rint_in(0, 31) : rmis());
+    unsigned char *p =
+        galloc(g, L->stride * (size_t)(P + S), L->kv == GL_KV_Q8_0 ? 2 * rint_in(0, 31) : rmis());
     fill_kv(L, p, 0, P + S); /* the unused slots: stale rows */
     memcpy(p, rows, L->stride * (size_t)P);
     for (int x = 0; x < W; x++)
@@ -1195,7 +1259,8 @@ static void check_scores(const gl_kernels *ref, const gl_kernels *nw, int kv, in
         for (int i = 0; i < len; i++)
             q[i] = rnorm();
         const float scale = chance(50) ? 0.125f : 1.0f / sqrtf((float)len);
-        float *yr = galloc(&gr, (size_t)nk * 4, rmis4()), *yn = galloc(&gn, (size_t)nk * 4, rmis4());
+        float *yr = galloc(&gr, (size_t)nk * 4, rmis4()),
+              *yn = galloc(&gn, (size_t)nk * 4, rmis4());
         float *ys = galloc(&gs, (size_t)nk * 4, rmis4());
         call_scores(nw, &L, yn, q, k, nk, scale);
         if (vs_ref) {
@@ -1204,7 +1269,8 @@ static void check_scores(const gl_kernels *ref, const gl_kernels *nw, int kv, in
                 double t = 0;
                 for (int i = 0; i < len; i++)
                     t += fabs(q[i] * kv_val(&L, k, j, i));
-                const double tol = 2.0 * (len + 16) * U * t * scale + U * fabs(yr[j]) + len * 0x1p-149;
+                const double tol =
+                    2.0 * (len + 16) * U * t * scale + U * fabs(yr[j]) + len * 0x1p-149;
                 if (!near(yr[j], yn[j], tol)) {
                     failf("scores[%d] = %.9g, generic %.9g, tol %.3g", j, yn[j], yr[j], tol);
                     break;
@@ -1251,7 +1317,8 @@ static void check_accum(const gl_kernels *ref, const gl_kernels *nw, int kv, int
         float *p = galloc(&gp, (size_t)nr * 4, rmis());
         for (int j = 0; j < nr; j++)
             p[j] = (float)runif();
-        float *yr = galloc(&gr, (size_t)len * 4, rmis4()), *yn = galloc(&gn, (size_t)len * 4, rmis4());
+        float *yr = galloc(&gr, (size_t)len * 4, rmis4()),
+              *yn = galloc(&gn, (size_t)len * 4, rmis4());
         float *ys = galloc(&gs, (size_t)len * 4, rmis4());
         for (int i = 0; i < len; i++)
             yr[i] = yn[i] = ys[i] = rnorm();
@@ -1350,8 +1417,8 @@ static void check_scores_g(const gl_kernels *nw, int kv)
         const void *ring = make_ring(&gg, &L, k, nk, runs, &nr);
         fill_sentinel(ys, ny);
         for (int r = 0; r < nr; r++)
-            call_scores_g(nw, &L, ys + runs[r].first, ss, q, qs, nq, RING_ROW(&L, ring, runs[r].slot),
-                          runs[r].n, scale);
+            call_scores_g(nw, &L, ys + runs[r].first, ss, q, qs, nq,
+                          RING_ROW(&L, ring, runs[r].slot), runs[r].n, scale);
         if (!same_bits(ys, yn, ny))
             failf("ring layout (%d runs) differs from one call", nr);
         gcheck(&gn, "scores");
@@ -1409,8 +1476,8 @@ static void check_accum_g(const gl_kernels *nw, int kv)
         const void *ring = make_ring(&gg, &L, v, nr, runs, &nru);
         memcpy(ys, y0, ny * 4);
         for (int r = 0; r < nru; r++)
-            call_accum_g(nw, &L, ys, os, p + runs[r].first, ps, nq, RING_ROW(&L, ring, runs[r].slot),
-                         runs[r].n);
+            call_accum_g(nw, &L, ys, os, p + runs[r].first, ps, nq,
+                         RING_ROW(&L, ring, runs[r].slot), runs[r].n);
         if (!same_bits(ys, yn, ny))
             failf("ring layout (%d runs) differs from one call", nru);
         gcheck(&gn, "out");
@@ -1457,14 +1524,14 @@ static void bench_call(const bench_ctx *b)
     case K_QUANT: b->k->quantize_q8_0(b->x, b->y, b->n); break;
     case K_MATMUL: {
         const size_t xs = is_quant(s->type) ? row_bytes(GGUF_T_Q8_0, b->n) : (size_t)b->n * 4;
-        b->k->matmul[s->type](b->w, row_bytes(s->type, b->n), b->x, xs, b->y, (size_t)b->rows,
-                              b->n, 0, b->rows, b->nb);
+        b->k->matmul[s->type](b->w, row_bytes(s->type, b->n), b->x, xs, b->y, (size_t)b->rows, b->n,
+                              0, b->rows, b->nb);
         break;
     }
     case K_MATMUL_X8: /* aux: the weights repacked by generic */
         b->k->matmul_packed[x8_layout(s->type)](b->aux, row_bytes(s->type, b->n) * GL_X8_ROWS, b->x,
-                                                row_bytes(GGUF_T_Q8_0, b->n), b->y,
-                                                (size_t)b->rows, b->n, 0, b->rows, b->nb);
+                                                row_bytes(GGUF_T_Q8_0, b->n), b->y, (size_t)b->rows,
+                                                b->n, 0, b->rows, b->nb);
         break;
     case K_REPACK: /* not benchmarked (load time: see genloop bench) */ break;
     case K_RMSNORM: b->k->rmsnorm(b->y, b->x, b->aux, b->n, 1e-5f); break;
@@ -1552,7 +1619,9 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
             shapes[nsh++] = (bench_shape){ s->kind == K_RMSNORM ? 2048 : 5632, 1, 1 };
         }
         for (int i = 0; i < nsh; i++, row++) {
-            bench_ctx b = { .k = k, .s = s, .n = shapes[i].n, .rows = shapes[i].rows, .nb = shapes[i].nb };
+            bench_ctx b = {
+                .k = k, .s = s, .n = shapes[i].n, .rows = shapes[i].rows, .nb = shapes[i].nb
+            };
             reseed(900, (uint32_t)row);
             size_t wbytes = 0;
             if (is_mm) {
@@ -1573,7 +1642,8 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
                 if (s->kind == K_MATMUL_X8) {
                     const int groups = (b.rows + GL_X8_ROWS - 1) / GL_X8_ROWS;
                     b.aux = bench_buf(row_bytes(s->type, b.n) * GL_X8_ROWS * (size_t)groups);
-                    gen.repack[s->type].fn(b.aux, b.w, row_bytes(s->type, b.n), b.n, b.rows, 0, groups);
+                    gen.repack[s->type].fn(b.aux, b.w, row_bytes(s->type, b.n), b.n, b.rows, 0,
+                                           groups);
                 }
             } else if (s->kind == K_SCORES || s->kind == K_ACCUM || s->kind == K_SCORES_G ||
                        s->kind == K_ACCUM_G) {
@@ -1616,7 +1686,8 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: checkkernels [--seed N] [--backend NAME] [--slot PREFIX] [-v] [--bench]\n");
+    fprintf(stderr,
+            "usage: checkkernels [--seed N] [--backend NAME] [--slot PREFIX] [-v] [--bench]\n");
     exit(2);
 }
 

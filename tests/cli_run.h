@@ -21,17 +21,17 @@ const char *cli_bin(void);
 int cli_run(run_out *r, const char *input, size_t input_len, const char *const *argv);
 
 /* RUN(&r, "stdin text" or NULL, "arg", ...) */
-#define RUN(r, input, ...)                                                                      \
-    do {                                                                                        \
-        const char *const a_[] = { __VA_ARGS__, NULL };                                         \
-        const char *in_ = (input);                                                              \
-        cr_assert_eq(cli_run(r, in_, in_ ? strlen(in_) : 0, a_), 0);                            \
+#define RUN(r, input, ...)                                                                         \
+    do {                                                                                           \
+        const char *const a_[] = { __VA_ARGS__, NULL };                                            \
+        const char *in_ = (input);                                                                 \
+        cr_assert_eq(cli_run(r, in_, in_ ? strlen(in_) : 0, a_), 0);                               \
     } while (0)
 /* RUN_IN(&r, bytes, length, "arg", ...) for input with NULs */
-#define RUN_IN(r, in, len, ...)                                                                 \
-    do {                                                                                        \
-        const char *const a_[] = { __VA_ARGS__, NULL };                                         \
-        cr_assert_eq(cli_run(r, in, len, a_), 0);                                               \
+#define RUN_IN(r, in, len, ...)                                                                    \
+    do {                                                                                           \
+        const char *const a_[] = { __VA_ARGS__, NULL };                                            \
+        cr_assert_eq(cli_run(r, in, len, a_), 0);                                                  \
     } while (0)
 
 #endif

@@ -84,7 +84,7 @@ static void record(gw_buf *b, size_t off, int width, enum gw_kind kind, const ch
         b->cap_fields = b->cap_fields ? 2 * b->cap_fields : 32;
         b->fields = xrealloc(b->fields, b->cap_fields * sizeof *b->fields);
     }
-    b->fields[b->n_fields++] = (gw_field){off, (uint8_t)width, (uint8_t)kind, what};
+    b->fields[b->n_fields++] = (gw_field){ off, (uint8_t)width, (uint8_t)kind, what };
 }
 
 void gw_field32(gw_buf *b, uint32_t v, enum gw_kind kind, const char *what)
@@ -290,9 +290,9 @@ uint8_t *gw_dup(const void *p, size_t n)
 
 void gw_build_sample(gw_buf *b, const gw_sample_opts *opts)
 {
-    static const char *const tokens[] = {"<unk>", "<s>", "</s>", "hello", "", "w\xc3\xb6rld"};
-    static const float scores[] = {0.0f, -1.0f, -2.0f, 3.5f, -4.25f, 5.0f};
-    static const int32_t types[] = {2, 3, 3, 1, 1, 1};
+    static const char *const tokens[] = { "<unk>", "<s>", "</s>", "hello", "", "w\xc3\xb6rld" };
+    static const float scores[] = { 0.0f, -1.0f, -2.0f, 3.5f, -4.25f, 5.0f };
+    static const int32_t types[] = { 2, 3, 3, 1, 1, 1 };
     struct {
         const char *name;
         uint32_t n_dims;
@@ -300,9 +300,9 @@ void gw_build_sample(gw_buf *b, const gw_sample_opts *opts)
         uint32_t type;
         uint64_t nbytes;
     } ts[] = {
-        {"token_embd.weight", 2, {4, 3}, GGUF_T_F32, 4 * 3 * 4},
-        {"output_norm.weight", 1, {8, 1}, GGUF_T_F16, 8 * 2},
-        {"blk.0.attn_q.weight", 2, {32, 2}, GGUF_T_Q8_0, 2 * 34},
+        { "token_embd.weight", 2, { 4, 3 }, GGUF_T_F32, 4 * 3 * 4 },
+        { "output_norm.weight", 1, { 8, 1 }, GGUF_T_F16, 8 * 2 },
+        { "blk.0.attn_q.weight", 2, { 32, 2 }, GGUF_T_Q8_0, 2 * 34 },
     };
     uint32_t version = opts && opts->version ? opts->version : 3;
     uint32_t align = opts && opts->alignment ? opts->alignment : 32;

@@ -14,16 +14,16 @@
 #include <stdint.h>
 
 enum gw_kind {
-    GW_F_MAGIC,   /* 4 bytes "GGUF"                                   */
+    GW_F_MAGIC, /* 4 bytes "GGUF"                                   */
     GW_F_VERSION,
-    GW_F_COUNT,   /* n_tensors, n_kv, array element count             */
-    GW_F_LEN,     /* string / key / tensor name length                */
-    GW_F_VTYPE,   /* kv value type or array element type              */
+    GW_F_COUNT, /* n_tensors, n_kv, array element count             */
+    GW_F_LEN,   /* string / key / tensor name length                */
+    GW_F_VTYPE, /* kv value type or array element type              */
     GW_F_NDIMS,
     GW_F_DIM,
-    GW_F_TTYPE,   /* tensor type                                      */
-    GW_F_OFFSET,  /* tensor data offset                               */
-    GW_F_VALUE,   /* a scalar kv value (e.g. general.alignment)       */
+    GW_F_TTYPE,  /* tensor type                                      */
+    GW_F_OFFSET, /* tensor data offset                               */
+    GW_F_VALUE,  /* a scalar kv value (e.g. general.alignment)       */
 };
 
 typedef struct gw_field {

@@ -124,10 +124,8 @@ Test(cli, run_json_and_stream)
 
     /* same seed, same text; sampling actually samples */
     run_out a;
-    RUN(&a, NULL, "run", "-m", m, "-p", "Once", "-n", "48", "--temp", "1", "--seed", "7",
-        "--json");
-    RUN(&r, NULL, "run", "-m", m, "-p", "Once", "-n", "48", "--temp", "1", "--seed", "7",
-        "--json");
+    RUN(&a, NULL, "run", "-m", m, "-p", "Once", "-n", "48", "--temp", "1", "--seed", "7", "--json");
+    RUN(&r, NULL, "run", "-m", m, "-p", "Once", "-n", "48", "--temp", "1", "--seed", "7", "--json");
     cr_assert_eq(a.status, 0);
     char *ta = strstr(a.out, "\"tokens\""), *tb = strstr(r.out, "\"tokens\"");
     cr_assert(ta && tb);

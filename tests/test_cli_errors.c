@@ -51,7 +51,8 @@ static void expect_error(const run_out *r, int code, const char *needle)
     cr_expect(nl != NULL, "error line not terminated: %s", r->err);
     if (needle && nl) {
         char line[2048];
-        size_t n = (size_t)(nl - r->err) < sizeof line - 1 ? (size_t)(nl - r->err) : sizeof line - 1;
+        size_t n =
+            (size_t)(nl - r->err) < sizeof line - 1 ? (size_t)(nl - r->err) : sizeof line - 1;
         memcpy(line, r->err, n);
         line[n] = '\0';
         cr_expect(strstr(line, needle) != NULL, "'%s' not in the error line: %s", needle, line);
@@ -111,16 +112,35 @@ Test(cli_errors, out_of_range_values_exit_2)
 {
     const char *m = "x.gguf";
     static const char *const bad[][2] = {
-        {"-n", "-2"},           {"-n", "-99999999999"}, {"-n", "1e3"},
-        {"-n", ""},             {"-t", "0"},            {"-t", "-1"},
-        {"-t", "100000"},       {"-c", "0"},            {"-c", "-16"},
-        {"-c", "16777217"},     {"-c", "99999999999999999999999"},
-        {"--top-p", "2"},       {"--top-p", "0"},       {"--top-p", "-0.5"},
-        {"--top-p", "nan"},     {"--min-p", "1.5"},     {"--min-p", "-1"},
-        {"--temp", "-1"},       {"--temp", "inf"},      {"--temp", "1e999"},
-        {"--temp", "0x"},       {"--top-k", "-1"},      {"--repeat-penalty", "0"},
-        {"--repeat-penalty", "-2"}, {"--repeat-last-n", "-1"}, {"--seed", "-1"},
-        {"--seed", "99999999999999999999999"}, {"--seed", "12abc"}, {"--keep", "-1"},
+        { "-n", "-2" },
+        { "-n", "-99999999999" },
+        { "-n", "1e3" },
+        { "-n", "" },
+        { "-t", "0" },
+        { "-t", "-1" },
+        { "-t", "100000" },
+        { "-c", "0" },
+        { "-c", "-16" },
+        { "-c", "16777217" },
+        { "-c", "99999999999999999999999" },
+        { "--top-p", "2" },
+        { "--top-p", "0" },
+        { "--top-p", "-0.5" },
+        { "--top-p", "nan" },
+        { "--min-p", "1.5" },
+        { "--min-p", "-1" },
+        { "--temp", "-1" },
+        { "--temp", "inf" },
+        { "--temp", "1e999" },
+        { "--temp", "0x" },
+        { "--top-k", "-1" },
+        { "--repeat-penalty", "0" },
+        { "--repeat-penalty", "-2" },
+        { "--repeat-last-n", "-1" },
+        { "--seed", "-1" },
+        { "--seed", "99999999999999999999999" },
+        { "--seed", "12abc" },
+        { "--keep", "-1" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         RUN(&r, NULL, "run", "-m", m, "-p", "x", bad[i][0], bad[i][1]);
@@ -184,8 +204,8 @@ Test(cli_errors, bad_model_files_exit_1)
     unlink(path);
 
     /* --logits-out into a directory that does not exist */
-    RUN(&r, NULL, "eval", "-m", model("stories260K.gguf"), "--ids", "1 2",
-        "--logits-out", "/nonexistent/dir/out.f32");
+    RUN(&r, NULL, "eval", "-m", model("stories260K.gguf"), "--ids", "1 2", "--logits-out",
+        "/nonexistent/dir/out.f32");
     expect_error(&r, 1, "/nonexistent/dir/out.f32");
     /* --logits-out is a directory */
     RUN(&r, NULL, "eval", "-m", model("stories260K.gguf"), "--ids", "1 2", "--logits-out", "/tmp");
@@ -217,8 +237,8 @@ Test(cli_errors, prompts)
     RUN(&r, NULL, "run", "-m", m, "-p", "", "-n", "4", "--temp", "0");
     expect_ok(&r);
     /* empty prompt and no BOS: nothing to start from */
-    const char *nobos = write_tiny(&(tm_opts){.override_key = "tokenizer.ggml.bos_token_id",
-                                              .override_val = -1}, "nobos");
+    const char *nobos = write_tiny(
+        &(tm_opts){ .override_key = "tokenizer.ggml.bos_token_id", .override_val = -1 }, "nobos");
     RUN(&r, NULL, "run", "-m", nobos, "-p", "", "-n", "4");
     expect_error(&r, 2, "empty");
     unlink(nobos);
@@ -237,7 +257,8 @@ Test(cli_errors, prompts)
     expect_ok(&r);
 
     /* non-UTF-8 prompts are text like any other; JSON output stays valid */
-    RUN(&r, NULL, "run", "-m", m, "-p", "\xff\xfe\x80 abc \xc3", "-n", "8", "--json", "--temp", "0");
+    RUN(&r, NULL, "run", "-m", m, "-p", "\xff\xfe\x80 abc \xc3", "-n", "8", "--json", "--temp",
+        "0");
     expect_ok(&r);
     cr_expect(strstr(r.out, "\"tokens\""), "%s", r.out);
     for (const unsigned char *p = (const unsigned char *)r.out; *p; p++)
@@ -263,8 +284,8 @@ Test(cli_errors, prompts)
     expect_ok(&r);
     RUN(&r, NULL, "run", "-m", m, "-p", "Once", "-n", "-1", "-c", "32", "--no-ring", "--json");
     expect_ok(&r);
-    cr_expect(strstr(r.out, "\"stop\": \"context\"") || strstr(r.out, "\"stop\": \"eos\""),
-              "%s", r.out);
+    cr_expect(strstr(r.out, "\"stop\": \"context\"") || strstr(r.out, "\"stop\": \"eos\""), "%s",
+              r.out);
 }
 
 /* ---- resources ----------------------------------------------------------- */
@@ -273,7 +294,7 @@ Test(cli_errors, prompts)
  * needs 2 * 512 * 2^24 * 32 bytes = 512 GiB of KV cache. */
 Test(cli_errors, context_larger_than_memory, .timeout = 120)
 {
-    const char *m = write_tiny(&(tm_opts){.wtype = GGUF_T_Q4_0, .n_layers = 512}, "deep");
+    const char *m = write_tiny(&(tm_opts){ .wtype = GGUF_T_Q4_0, .n_layers = 512 }, "deep");
     RUN(&r, NULL, "run", "-m", m, "-p", "Once", "-c", "16777216", "-n", "2");
     expect_error(&r, 1, "bytes");
     cr_expect(strstr(r.err, "549755813888"), "KV bytes not named: %s", r.err);

@@ -67,15 +67,15 @@ static void corpus_free(corpus *c)
 
 static const char *kind_name(int k)
 {
-    static const char *const n[] = {"magic", "version", "count", "len", "vtype",
-                                    "ndims", "dim",     "ttype", "offset", "value"};
+    static const char *const n[] = { "magic", "version", "count", "len",    "vtype",
+                                     "ndims", "dim",     "ttype", "offset", "value" };
     return k >= 0 && k < (int)(sizeof n / sizeof n[0]) ? n[k] : "?";
 }
 
 /* The three sample variants the malformed files derive from. */
 static void sample_variant(gw_buf *b, int v)
 {
-    gw_sample_opts o = {0};
+    gw_sample_opts o = { 0 };
     if (v == 1)
         o.alignment = 64;
     if (v == 2)
@@ -96,7 +96,7 @@ static void gen_truncations(corpus *c)
         size_t prev = (size_t)-1;
         for (size_t i = 0; i < b.n_fields; i++) {
             const gw_field *f = &b.fields[i];
-            size_t cuts[2] = {f->off, f->off + f->width / 2};
+            size_t cuts[2] = { f->off, f->off + f->width / 2 };
             for (int k = 0; k < 2; k++) {
                 if (cuts[k] == prev || cuts[k] >= b.len)
                     continue;
@@ -106,7 +106,7 @@ static void gen_truncations(corpus *c)
             }
         }
         if (v == 0) {
-            const size_t tail[] = {b.len - 1, b.len - 2, b.len - 34, b.len - 68, b.len - 100};
+            const size_t tail[] = { b.len - 1, b.len - 2, b.len - 34, b.len - 68, b.len - 100 };
             for (size_t k = 0; k < sizeof tail / sizeof tail[0]; k++)
                 add(c, b.data, tail[k], "truncated %zu bytes before the end", b.len - tail[k]);
             for (size_t n = 0; n < 24; n++)
@@ -224,7 +224,7 @@ static void gen_bitflips(corpus *c)
     sample_variant(&b, 0);
     for (size_t i = 0; i < b.n_fields; i++) {
         const gw_field *f = &b.fields[i];
-        static const int bits8[] = {40, 52, 63}, bits4[] = {8, 20, 31};
+        static const int bits8[] = { 40, 52, 63 }, bits4[] = { 8, 20, 31 };
         const int *bits;
         if (f->kind == GW_F_COUNT || f->kind == GW_F_LEN || f->kind == GW_F_DIM ||
             f->kind == GW_F_OFFSET)
@@ -268,28 +268,29 @@ static void gen_handcrafted(corpus *c)
 {
     gw_buf b;
     /* overflowing dimension products */
-    const uint64_t two32[] = {1ull << 32, 1ull << 32};
+    const uint64_t two32[] = { 1ull << 32, 1ull << 32 };
     one_tensor(c, 2, two32, GGUF_T_F32, 64, "dims 2^32 x 2^32: element count overflows");
-    const uint64_t four16[] = {1ull << 16, 1ull << 16, 1ull << 16, 1ull << 16};
+    const uint64_t four16[] = { 1ull << 16, 1ull << 16, 1ull << 16, 1ull << 16 };
     one_tensor(c, 4, four16, GGUF_T_F32, 64, "dims (2^16)^4: element count overflows");
-    const uint64_t bytes_ovf[] = {1ull << 62, 4};
+    const uint64_t bytes_ovf[] = { 1ull << 62, 4 };
     one_tensor(c, 2, bytes_ovf, GGUF_T_F32, 64, "dims 2^62 x 4 F32: byte count overflows");
-    const uint64_t big0[] = {1ull << 61};
+    const uint64_t big0[] = { 1ull << 61 };
     one_tensor(c, 1, big0, 28 /* F64 */, 64, "dim 2^61 F64: byte count overflows int64");
-    const uint64_t q_ovf[] = {(1ull << 62) + 32, 3};
+    const uint64_t q_ovf[] = { (1ull << 62) + 32, 3 };
     one_tensor(c, 2, q_ovf, GGUF_T_Q8_0, 64, "Q8_0 byte count overflows");
-    const uint64_t prod_big[] = {1 << 20, 1 << 20, 1 << 20};
+    const uint64_t prod_big[] = { 1 << 20, 1 << 20, 1 << 20 };
     one_tensor(c, 3, prod_big, GGUF_T_F32, 64, "2^60 elements: runs past end of file");
-    const uint64_t odd_row[] = {31, 2};
+    const uint64_t odd_row[] = { 31, 2 };
     one_tensor(c, 2, odd_row, GGUF_T_Q8_0, 64, "Q8_0 row length 31");
-    const uint64_t odd_row4[] = {48, 2};
+    const uint64_t odd_row4[] = { 48, 2 };
     one_tensor(c, 2, odd_row4, GGUF_T_Q4_0, 64, "Q4_0 row length 48");
-    const uint64_t small[] = {16, 16};
+    const uint64_t small[] = { 16, 16 };
     one_tensor(c, 2, small, GGUF_T_F32, 512, "tensor data one row short");
 
     /* absurd counts */
-    const uint64_t counts[][2] = {{1ull << 60, 1}, {1, 1ull << 60}, {UINT64_MAX, UINT64_MAX},
-                                  {0, 1ull << 40}, {1ull << 40, 0}, {1000, 0}, {0, 1000}};
+    const uint64_t counts[][2] = { { 1ull << 60, 1 }, { 1, 1ull << 60 }, { UINT64_MAX, UINT64_MAX },
+                                   { 0, 1ull << 40 }, { 1ull << 40, 0 }, { 1000, 0 },
+                                   { 0, 1000 } };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         char what[96];
         gw_init(&b);
@@ -366,7 +367,7 @@ static void gen_handcrafted(corpus *c)
     gw_header(&b, 3, 0, 1);
     gw_kv_u64(&b, "general.alignment", 32);
     add_buf(c, &b, "general.alignment is u64");
-    const uint64_t ne1[] = {8};
+    const uint64_t ne1[] = { 8 };
     gw_init(&b);
     gw_header(&b, 3, 2, 0);
     gw_tensor_info(&b, "t", 1, ne1, GGUF_T_F32, 0);
@@ -383,7 +384,7 @@ static void gen_handcrafted(corpus *c)
     gw_pad(&b, 32);
     gw_zeros(&b, 64);
     add_buf(c, &b, "two tensors share their data");
-    const uint64_t ne16[] = {16}, ne0[] = {0};
+    const uint64_t ne16[] = { 16 }, ne0[] = { 0 };
     gw_init(&b);
     gw_header(&b, 3, 3, 0);
     gw_tensor_info(&b, "a", 1, ne16, GGUF_T_F32, 0);
@@ -491,7 +492,7 @@ static void expect_one_error_line(const char *err, const char *what)
  * reject e; want_parse_ok says whether the GGUF itself is valid. */
 static void check_rejected(const entry *e, bool want_parse_ok, const char *tmp)
 {
-    gl_error err = {0};
+    gl_error err = { 0 };
     uint8_t *copy = gw_dup(e->data, e->len);
     gguf_file g;
     gl_status st = gguf_parse(&g, copy, e->len, &err);
@@ -499,12 +500,12 @@ static void check_rejected(const entry *e, bool want_parse_ok, const char *tmp)
         cr_expect_eq(st, GL_OK, "[%s] parse failed: %s", e->what, err.msg);
         gguf_free(&g);
     } else {
-        cr_expect_eq(st, GL_ERR_FORMAT, "[%s] parse accepted a malformed file (status %d)",
-                     e->what, st);
-        cr_expect(strncmp(err.msg, "gguf: ", 6) == 0 && !strchr(err.msg, '\n'),
-                  "[%s] message: %s", e->what, err.msg);
-        cr_expect(strstr(err.msg, "offset") != NULL, "[%s] message names no offset: %s",
+        cr_expect_eq(st, GL_ERR_FORMAT, "[%s] parse accepted a malformed file (status %d)", e->what,
+                     st);
+        cr_expect(strncmp(err.msg, "gguf: ", 6) == 0 && !strchr(err.msg, '\n'), "[%s] message: %s",
                   e->what, err.msg);
+        cr_expect(strstr(err.msg, "offset") != NULL, "[%s] message names no offset: %s", e->what,
+                  err.msg);
         cr_expect(g.kv == NULL && g.tensors == NULL);
     }
     free(copy);
@@ -519,7 +520,7 @@ static void check_rejected(const entry *e, bool want_parse_ok, const char *tmp)
     gl_model_free(m);
 
     static char out[1 << 14], errbuf[1 << 14];
-    const char *args[] = {"info", tmp, NULL};
+    const char *args[] = { "info", tmp, NULL };
     int rc = run_cli(args, out, sizeof out, errbuf, sizeof errbuf);
     cr_expect_eq(rc, 1, "[%s] genloop info exited %d: %s", e->what, rc, errbuf);
     expect_one_error_line(errbuf, e->what);
@@ -535,10 +536,11 @@ static void tmp_path(char *buf, size_t cap, const char *tag)
  * run the parts in parallel. */
 static void run_part(int part, int n_parts)
 {
-    corpus c = {0};
+    corpus c = { 0 };
     gen_all(&c);
     cr_assert_geq(c.n, 200, "only %zu malformed files", c.n);
-    size_t lo = c.n * (size_t)part / (size_t)n_parts, hi = c.n * (size_t)(part + 1) / (size_t)n_parts;
+    size_t lo = c.n * (size_t)part / (size_t)n_parts,
+           hi = c.n * (size_t)(part + 1) / (size_t)n_parts;
     char tmp[128];
     tmp_path(tmp, sizeof tmp, "bad");
     for (size_t i = lo; i < hi; i++)
@@ -548,7 +550,7 @@ static void run_part(int part, int n_parts)
 
 Test(corpus, size_and_variety)
 {
-    corpus c = {0};
+    corpus c = { 0 };
     gen_all(&c);
     fprintf(stderr, "corpus: %zu malformed GGUF files\n", c.n);
     cr_expect_geq(c.n, 200);
@@ -561,37 +563,49 @@ Test(corpus, size_and_variety)
     corpus_free(&c);
 }
 
-Test(corpus, malformed_part0, .timeout = 280) { run_part(0, 4); }
-Test(corpus, malformed_part1, .timeout = 280) { run_part(1, 4); }
-Test(corpus, malformed_part2, .timeout = 280) { run_part(2, 4); }
-Test(corpus, malformed_part3, .timeout = 280) { run_part(3, 4); }
+Test(corpus, malformed_part0, .timeout = 280)
+{
+    run_part(0, 4);
+}
+Test(corpus, malformed_part1, .timeout = 280)
+{
+    run_part(1, 4);
+}
+Test(corpus, malformed_part2, .timeout = 280)
+{
+    run_part(2, 4);
+}
+Test(corpus, malformed_part3, .timeout = 280)
+{
+    run_part(3, 4);
+}
 
 /* ---- structurally valid files that are not runnable models ------------ */
 
 static void gen_bad_models(corpus *c)
 {
     gw_buf b;
-    const int nt = tm_n_tensors(&(tm_opts){0});
+    const int nt = tm_n_tensors(&(tm_opts){ 0 });
     for (int i = 1; i <= nt; i++) {
         /* without output.weight the model is valid: tied embeddings */
         if (strcmp(tm_tensor_name(i - 1), "output.weight") != 0) {
             gw_init(&b);
-            tm_build(&b, &(tm_opts){.drop_tensor = i});
+            tm_build(&b, &(tm_opts){ .drop_tensor = i });
             add(c, b.data, b.len, "tensor '%s' missing", tm_tensor_name(i - 1));
             gw_free(&b);
         }
         gw_init(&b);
-        tm_build(&b, &(tm_opts){.bad_shape_tensor = i});
+        tm_build(&b, &(tm_opts){ .bad_shape_tensor = i });
         add(c, b.data, b.len, "tensor '%s' has the wrong shape", tm_tensor_name(i - 1));
         gw_free(&b);
         gw_init(&b);
-        tm_build(&b, &(tm_opts){.wtype = GGUF_T_Q8_0, .bad_shape_tensor = i});
+        tm_build(&b, &(tm_opts){ .wtype = GGUF_T_Q8_0, .bad_shape_tensor = i });
         add(c, b.data, b.len, "Q8_0: tensor '%s' has the wrong shape", tm_tensor_name(i - 1));
         gw_free(&b);
-        static const uint32_t bad_types[] = {GGUF_T_Q4_1, GGUF_T_Q5_0, 28 /* F64 */, 24 /* I8 */};
+        static const uint32_t bad_types[] = { GGUF_T_Q4_1, GGUF_T_Q5_0, 28 /* F64 */, 24 /* I8 */ };
         for (size_t k = 0; k < sizeof bad_types / sizeof bad_types[0]; k++) {
             gw_init(&b);
-            tm_build(&b, &(tm_opts){.bad_type_tensor = i, .bad_type = bad_types[k]});
+            tm_build(&b, &(tm_opts){ .bad_type_tensor = i, .bad_type = bad_types[k] });
             add(c, b.data, b.len, "tensor '%s' stored as %s", tm_tensor_name(i - 1),
                 gguf_type_name(bad_types[k]));
             gw_free(&b);
@@ -602,17 +616,18 @@ static void gen_bad_models(corpus *c)
         if (!strstr(tm_tensor_name(i - 1), "norm"))
             continue;
         gw_init(&b);
-        tm_build(&b, &(tm_opts){.bad_type_tensor = i, .bad_type = GGUF_T_F16});
+        tm_build(&b, &(tm_opts){ .bad_type_tensor = i, .bad_type = GGUF_T_F16 });
         add(c, b.data, b.len, "norm '%s' stored as F16", tm_tensor_name(i - 1));
         gw_free(&b);
     }
     static const char *const required[] = {
-        "general.architecture",       "llama.embedding_length", "llama.block_count",
+        "general.architecture",       "llama.embedding_length",    "llama.block_count",
         "llama.attention.head_count", "llama.feed_forward_length", "tokenizer.ggml.model",
-        "tokenizer.ggml.tokens"};
+        "tokenizer.ggml.tokens"
+    };
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
         gw_init(&b);
-        tm_build(&b, &(tm_opts){.drop_key = required[i]});
+        tm_build(&b, &(tm_opts){ .drop_key = required[i] });
         add(c, b.data, b.len, "key '%s' missing", required[i]);
         gw_free(&b);
     }
@@ -620,35 +635,51 @@ static void gen_bad_models(corpus *c)
         const char *key;
         int64_t v;
     } bad[] = {
-        {"llama.embedding_length", 0},       {"llama.embedding_length", -1},
-        {"llama.embedding_length", 1 << 20}, {"llama.embedding_length", 31},
-        {"llama.embedding_length", 64},      {"llama.embedding_length", INT64_MIN},
-        {"llama.block_count", 0},            {"llama.block_count", 2},
-        {"llama.block_count", 513},          {"llama.block_count", INT64_MAX},
-        {"llama.attention.head_count", 0},   {"llama.attention.head_count", 3},
-        {"llama.attention.head_count", 5000},{"llama.attention.head_count", -4},
-        {"llama.attention.head_count_kv", 0},{"llama.attention.head_count_kv", 3},
-        {"llama.attention.head_count_kv", 8},{"llama.attention.head_count_kv", 1},
-        {"llama.feed_forward_length", 0},    {"llama.feed_forward_length", 63},
-        {"llama.feed_forward_length", 1 << 21}, {"llama.context_length", 0},
-        {"llama.context_length", -5},        {"llama.context_length", 1ll << 30},
-        {"llama.rope.dimension_count", 7},   {"llama.rope.dimension_count", 1000},
-        {"llama.rope.dimension_count", 0},   {"tokenizer.ggml.bos_token_id", 999},
-        {"tokenizer.ggml.eos_token_id", -7}, {"tokenizer.ggml.unknown_token_id", 1ll << 40},
-        {"llama.attention.layer_norm_rms_epsilon", -1}, {"llama.rope.freq_base", 0},
+        { "llama.embedding_length", 0 },
+        { "llama.embedding_length", -1 },
+        { "llama.embedding_length", 1 << 20 },
+        { "llama.embedding_length", 31 },
+        { "llama.embedding_length", 64 },
+        { "llama.embedding_length", INT64_MIN },
+        { "llama.block_count", 0 },
+        { "llama.block_count", 2 },
+        { "llama.block_count", 513 },
+        { "llama.block_count", INT64_MAX },
+        { "llama.attention.head_count", 0 },
+        { "llama.attention.head_count", 3 },
+        { "llama.attention.head_count", 5000 },
+        { "llama.attention.head_count", -4 },
+        { "llama.attention.head_count_kv", 0 },
+        { "llama.attention.head_count_kv", 3 },
+        { "llama.attention.head_count_kv", 8 },
+        { "llama.attention.head_count_kv", 1 },
+        { "llama.feed_forward_length", 0 },
+        { "llama.feed_forward_length", 63 },
+        { "llama.feed_forward_length", 1 << 21 },
+        { "llama.context_length", 0 },
+        { "llama.context_length", -5 },
+        { "llama.context_length", 1ll << 30 },
+        { "llama.rope.dimension_count", 7 },
+        { "llama.rope.dimension_count", 1000 },
+        { "llama.rope.dimension_count", 0 },
+        { "tokenizer.ggml.bos_token_id", 999 },
+        { "tokenizer.ggml.eos_token_id", -7 },
+        { "tokenizer.ggml.unknown_token_id", 1ll << 40 },
+        { "llama.attention.layer_norm_rms_epsilon", -1 },
+        { "llama.rope.freq_base", 0 },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gw_init(&b);
-        tm_build(&b, &(tm_opts){.override_key = bad[i].key, .override_val = bad[i].v});
+        tm_build(&b, &(tm_opts){ .override_key = bad[i].key, .override_val = bad[i].v });
         add(c, b.data, b.len, "%s = %lld", bad[i].key, (long long)bad[i].v);
         gw_free(&b);
     }
-    static const char *const typed[] = {"llama.embedding_length", "llama.block_count",
-                                        "llama.attention.head_count_kv", "llama.rope.freq_base",
-                                        "tokenizer.ggml.bos_token_id"};
+    static const char *const typed[] = { "llama.embedding_length", "llama.block_count",
+                                         "llama.attention.head_count_kv", "llama.rope.freq_base",
+                                         "tokenizer.ggml.bos_token_id" };
     for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
         gw_init(&b);
-        tm_build(&b, &(tm_opts){.wrong_type_key = typed[i]});
+        tm_build(&b, &(tm_opts){ .wrong_type_key = typed[i] });
         add(c, b.data, b.len, "key '%s' is a string", typed[i]);
         gw_free(&b);
     }
@@ -656,7 +687,7 @@ static void gen_bad_models(corpus *c)
 
 Test(corpus, bad_models_rejected, .timeout = 280)
 {
-    corpus c = {0};
+    corpus c = { 0 };
     gen_bad_models(&c);
     fprintf(stderr, "corpus: %zu structurally valid but unrunnable models\n", c.n);
     cr_expect_geq(c.n, 50);
@@ -670,19 +701,19 @@ Test(corpus, bad_models_rejected, .timeout = 280)
 /* The tiny model itself loads, evaluates and generates in every weight type. */
 Test(corpus, tiny_models_run)
 {
-    static const uint32_t wtypes[] = {GGUF_T_F32, GGUF_T_F16, GGUF_T_BF16, GGUF_T_Q8_0,
-                                      GGUF_T_Q4_0};
+    static const uint32_t wtypes[] = { GGUF_T_F32, GGUF_T_F16, GGUF_T_BF16, GGUF_T_Q8_0,
+                                       GGUF_T_Q4_0 };
     char tmp[128];
     tmp_path(tmp, sizeof tmp, "tiny");
     for (size_t i = 0; i < sizeof wtypes / sizeof wtypes[0]; i++) {
         for (int tied = 0; tied < 2; tied++) {
             gw_buf b;
             gw_init(&b);
-            tm_build(&b, &(tm_opts){.wtype = wtypes[i], .tied = tied, .n_layers = 1 + tied});
+            tm_build(&b, &(tm_opts){ .wtype = wtypes[i], .tied = tied, .n_layers = 1 + tied });
             write_file(tmp, b.data, b.len);
             gw_free(&b);
             gl_model *m;
-            gl_error err = {0};
+            gl_error err = { 0 };
             cr_assert_eq(gl_model_load(&m, tmp, NULL, &err), GL_OK, "%s: %s",
                          gguf_type_name(wtypes[i]), err.msg);
             gl_ctx *ctx;
@@ -703,8 +734,8 @@ Test(corpus, tiny_models_run)
             gl_model_free(m);
 
             static char out[1 << 14], e[1 << 14];
-            const char *args[] = {"run", "-m", tmp, "-p", "Once", "-n", "40", "--temp", "0",
-                                  "-c", "16", NULL};
+            const char *args[] = { "run", "-m",     tmp, "-p", "Once", "-n",
+                                   "40",  "--temp", "0", "-c", "16",   NULL };
             int rc = run_cli(args, out, sizeof out, e, sizeof e);
             cr_expect_eq(rc, 0, "genloop run on the tiny %s model: %d %s",
                          gguf_type_name(wtypes[i]), rc, e);
@@ -719,8 +750,11 @@ static bool utf8_valid(const unsigned char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
-        size_t k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        size_t k = c < 0x80             ? 1
+                   : (c & 0xe0) == 0xc0 ? 2
+                   : (c & 0xf0) == 0xe0 ? 3
+                   : (c & 0xf8) == 0xf0 ? 4
+                                        : 0;
         if (!k || i + k > n || (k == 2 && c < 0xc2) || (k == 4 && c > 0xf4))
             return false;
         for (size_t j = 1; j < k; j++)
@@ -744,7 +778,7 @@ static void tokenize_hostile(gl_model *m, const char *name)
         s = s * 1103515245u + 12345u;
         text[i] = (char)(s >> 16);
     }
-    const size_t lens[] = {0, 1, 3, 4096, big};
+    const size_t lens[] = { 0, 1, 3, 4096, big };
     gl_error err;
     for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
         int n = gl_tokenize(m, text, lens[k], true, NULL, 0, &err);
@@ -775,7 +809,7 @@ static void tokenize_hostile(gl_model *m, const char *name)
     gl_detok d;
     gl_detok_init(&d);
     char out[64];
-    const int32_t odd[] = {-1, INT32_MIN, INT32_MAX, gl_model_n_vocab(m)};
+    const int32_t odd[] = { -1, INT32_MIN, INT32_MAX, gl_model_n_vocab(m) };
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
         cr_expect_eq(gl_detok_push(m, &d, odd[i], out, sizeof out), 0);
     free(text);

@@ -41,9 +41,19 @@ static gl_request make_request(int i)
     r.sampling.seed = 1000 + (uint64_t)i;
     switch (i % 4) {
     case 0: r.sampling.temp = 0; break;
-    case 1: r.sampling.temp = 0.9f; r.sampling.top_k = 20; break;
-    case 2: r.sampling.temp = 1.2f; r.sampling.top_k = 0; r.sampling.top_p = 0.8f; break;
-    default: r.sampling.temp = 0.7f; r.sampling.min_p = 0.1f; r.sampling.repeat_penalty = 1.3f;
+    case 1:
+        r.sampling.temp = 0.9f;
+        r.sampling.top_k = 20;
+        break;
+    case 2:
+        r.sampling.temp = 1.2f;
+        r.sampling.top_k = 0;
+        r.sampling.top_p = 0.8f;
+        break;
+    default:
+        r.sampling.temp = 0.7f;
+        r.sampling.min_p = 0.1f;
+        r.sampling.repeat_penalty = 1.3f;
     }
     if (i % 5 == 1) {
         r.stops = stop_a;
@@ -150,8 +160,8 @@ static void run_alone(gl_model *m, int i, result *out)
     gp.n_stops = r.n_stops;
     gl_gen_result res;
     memset(out, 0, sizeof *out);
-    cr_assert_eq(gl_generate(c, prompt, n, &gp, on_token, out, out->tokens, 256, &res, &err),
-                 GL_OK, "%s", err.msg);
+    cr_assert_eq(gl_generate(c, prompt, n, &gp, on_token, out, out->tokens, 256, &res, &err), GL_OK,
+                 "%s", err.msg);
     out->n = res.n_generated;
     out->stop = res.stop;
     gl_ctx_free(c);

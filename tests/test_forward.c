@@ -94,12 +94,12 @@ static void check_model(const char *name, double max_step, double max_mean)
                     worst_s = s;
                 }
             }
-            cr_log_info("%s [%s] p%d: mean %.4f%%, worst %.4f%% at step %d", name, backends[bi],
-                        p, 100 * mean, 100 * worst, worst_s);
+            cr_log_info("%s [%s] p%d: mean %.4f%%, worst %.4f%% at step %d", name, backends[bi], p,
+                        100 * mean, 100 * worst, worst_s);
             cr_expect_leq(worst, max_step, "%s [%s] p%d step %d: %.4f%% > %.4f%%", name,
                           backends[bi], p, worst_s, 100 * worst, 100 * max_step);
-            cr_expect_leq(mean, max_mean, "%s [%s] p%d mean %.4f%% > %.4f%%", name,
-                          backends[bi], p, 100 * mean, 100 * max_mean);
+            cr_expect_leq(mean, max_mean, "%s [%s] p%d mean %.4f%% > %.4f%%", name, backends[bi], p,
+                          100 * mean, 100 * max_mean);
             free(lg);
             free(ref);
         }
@@ -233,8 +233,7 @@ static void check_backends_agree(const char *name, double max_step)
             worst = e > worst ? e : worst;
         }
         cr_log_info("%s: %s vs generic: worst %.5f%%", name, backends[bi], 100 * worst);
-        cr_expect_leq(worst, max_step, "%s: %s vs generic %.4f%%", name, backends[bi],
-                      100 * worst);
+        cr_expect_leq(worst, max_step, "%s: %s vs generic %.4f%%", name, backends[bi], 100 * worst);
         free(lg);
         gl_model_free(m);
     }

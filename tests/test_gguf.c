@@ -25,8 +25,8 @@ static gl_status parse_copy(const uint8_t *p, size_t n, gl_error *err)
         for (uint64_t i = 0; i < g.n_tensors; i++) {
             const gguf_tensor *t = &g.tensors[i];
             cr_assert(t->data >= c && t->data + t->nbytes <= c + n);
-            cr_assert((const uint8_t *)t->name.ptr >= c
-                      && (const uint8_t *)t->name.ptr + t->name.len <= c + n);
+            cr_assert((const uint8_t *)t->name.ptr >= c &&
+                      (const uint8_t *)t->name.ptr + t->name.len <= c + n);
         }
         for (uint64_t i = 0; i < g.n_kv; i++) {
             const gguf_kv *kv = &g.kv[i];
@@ -65,7 +65,7 @@ static gl_status parse_copy(const uint8_t *p, size_t n, gl_error *err)
 /* Expects parse to fail with a message containing want. */
 static void expect_fail(const gw_buf *b, const char *want)
 {
-    gl_error err = {0};
+    gl_error err = { 0 };
     gl_status st = parse_copy(b->data, b->len, &err);
     cr_assert_eq(st, GL_ERR_FORMAT, "expected failure with '%s', got %d", want, st);
     cr_assert(strstr(err.msg, want), "message '%s' lacks '%s'", err.msg, want);
@@ -73,7 +73,7 @@ static void expect_fail(const gw_buf *b, const char *want)
 
 static void expect_ok(const gw_buf *b)
 {
-    gl_error err = {0};
+    gl_error err = { 0 };
     gl_status st = parse_copy(b->data, b->len, &err);
     cr_assert_eq(st, GL_OK, "unexpected failure: %s", err.msg);
 }
@@ -98,7 +98,7 @@ Test(gguf, sample_parses_with_every_type)
 {
     gw_buf b;
     gguf_file g;
-    gl_error err = {0};
+    gl_error err = { 0 };
     int64_t i;
     float f;
     bool bo;
@@ -138,7 +138,7 @@ Test(gguf, sample_parses_with_every_type)
     cr_assert_eq(kv->type, GGUF_VT_ARR);
     cr_assert_eq(kv->arr_type, GGUF_VT_STR);
     cr_assert_eq(kv->arr_n, 6);
-    const char *want[] = {"<unk>", "<s>", "</s>", "hello", "", "w\xc3\xb6rld"};
+    const char *want[] = { "<unk>", "<s>", "</s>", "hello", "", "w\xc3\xb6rld" };
     uint64_t pos = 0;
     const uint8_t *cur = NULL;
     int n = 0;
@@ -199,7 +199,7 @@ Test(gguf, sample_parses_with_every_type)
 Test(gguf, version2_and_alignment_key)
 {
     gw_buf b;
-    gw_sample_opts o = {.version = 2, .alignment = 64};
+    gw_sample_opts o = { .version = 2, .alignment = 64 };
     gguf_file g;
     gl_error err;
     gw_init(&b);
@@ -263,7 +263,7 @@ Test(gguf, every_truncation_fails)
     gw_buf b;
     sample(&b);
     for (size_t n = 0; n < b.len; n++) {
-        gl_error err = {0};
+        gl_error err = { 0 };
         gl_status st = parse_copy(b.data, n, &err);
         cr_assert_eq(st, GL_ERR_FORMAT, "prefix of %zu/%zu bytes parsed", n, b.len);
     }
@@ -295,9 +295,33 @@ Test(gguf, every_field_with_hostile_values)
     sample(&b);
     cr_assert_gt(b.n_fields, 50);
     const uint64_t vals[] = {
-        0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 31, 33, 255, 256, 0xffff, 0x7fffffff, 0x80000000,
-        0xffffffff, 0x100000000ull, 0x7fffffffffffffffull, 0x8000000000000000ull,
-        0xffffffffffffffffull, 0xfffffffffffffff8ull, b.len, b.len + 1, b.len - 1,
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        7,
+        8,
+        9,
+        12,
+        13,
+        31,
+        33,
+        255,
+        256,
+        0xffff,
+        0x7fffffff,
+        0x80000000,
+        0xffffffff,
+        0x100000000ull,
+        0x7fffffffffffffffull,
+        0x8000000000000000ull,
+        0xffffffffffffffffull,
+        0xfffffffffffffff8ull,
+        b.len,
+        b.len + 1,
+        b.len - 1,
     };
     for (size_t f = 0; f < b.n_fields; f++) {
         const gw_field *fd = &b.fields[f];
@@ -404,10 +428,10 @@ Test(gguf, huge_string_length)
 
 Test(gguf, huge_array_counts)
 {
-    static const uint32_t types[] = {GGUF_VT_U8, GGUF_VT_F32, GGUF_VT_U64, GGUF_VT_STR,
-                                     GGUF_VT_ARR, GGUF_VT_BOOL};
+    static const uint32_t types[] = { GGUF_VT_U8,  GGUF_VT_F32, GGUF_VT_U64,
+                                      GGUF_VT_STR, GGUF_VT_ARR, GGUF_VT_BOOL };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-        const uint64_t counts[] = {UINT64_MAX, UINT64_MAX / 2 + 1, 1ull << 61, 1ull << 32, 100};
+        const uint64_t counts[] = { UINT64_MAX, UINT64_MAX / 2 + 1, 1ull << 61, 1ull << 32, 100 };
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
             gw_buf b;
             gw_init(&b);
@@ -534,7 +558,7 @@ static void tensor_file(gw_buf *b, uint32_t n_dims, const uint64_t *ne, uint32_t
 Test(gguf, tensor_info_validation)
 {
     gw_buf b;
-    uint64_t ne[5] = {32, 4, 1, 1, 1};
+    uint64_t ne[5] = { 32, 4, 1, 1, 1 };
 
     tensor_file(&b, 2, ne, GGUF_T_F32, 0, 512);
     expect_ok(&b);
@@ -556,7 +580,7 @@ Test(gguf, tensor_info_validation)
 
     tensor_file(&b, 2, ne, GGUF_T_F32, 0, 511);
     expect_fail(&b, "tensor 'blk.0.attn_q.weight' (#0) data [offset 0, 512 bytes] runs past end "
-                "of file");
+                    "of file");
     gw_free(&b);
 
     tensor_file(&b, 2, ne, GGUF_T_F32, 1ull << 63, 512);
@@ -575,40 +599,40 @@ Test(gguf, tensor_info_validation)
     expect_fail(&b, "unknown type 1000");
     gw_free(&b);
 
-    uint64_t odd[2] = {33, 2};
+    uint64_t odd[2] = { 33, 2 };
     tensor_file(&b, 2, odd, GGUF_T_Q4_0, 0, 512);
     expect_fail(&b, "row length 33 is not a multiple of the Q4_0 block size 32");
     gw_free(&b);
 
-    uint64_t neg[2] = {32, (uint64_t)-1};
+    uint64_t neg[2] = { 32, (uint64_t)-1 };
     tensor_file(&b, 2, neg, GGUF_T_F32, 0, 512);
     expect_fail(&b, "dimension 1 = 18446744073709551615");
     gw_free(&b);
 
-    uint64_t big[4] = {1ull << 32, 1ull << 32, 1, 1};
+    uint64_t big[4] = { 1ull << 32, 1ull << 32, 1, 1 };
     tensor_file(&b, 4, big, GGUF_T_F32, 0, 512);
     expect_fail(&b, "overflow the element or byte count");
     gw_free(&b);
 
     /* element count fits int64 but the byte count does not */
-    uint64_t big2[2] = {1ull << 31, 1ull << 31};
+    uint64_t big2[2] = { 1ull << 31, 1ull << 31 };
     tensor_file(&b, 2, big2, 28 /* F64 */, 0, 512);
     expect_fail(&b, "overflow the element or byte count");
     gw_free(&b);
 
-    uint64_t big3[4] = {1ull << 20, 1ull << 20, 1ull << 20, 1ull << 20};
+    uint64_t big3[4] = { 1ull << 20, 1ull << 20, 1ull << 20, 1ull << 20 };
     tensor_file(&b, 4, big3, GGUF_T_Q8_0, 0, 512);
     expect_fail(&b, "overflow");
     gw_free(&b);
 
     /* a plausible but too large tensor: no overflow, past EOF */
-    uint64_t large[2] = {4096, 4096};
+    uint64_t large[2] = { 4096, 4096 };
     tensor_file(&b, 2, large, GGUF_T_Q4_0, 0, 512);
     expect_fail(&b, "[offset 0, 9437184 bytes] runs past end of file");
     gw_free(&b);
 
     /* ne == 0 is a legal empty tensor */
-    uint64_t empty[2] = {0, 7};
+    uint64_t empty[2] = { 0, 7 };
     gguf_file g;
     gl_error err;
     tensor_file(&b, 2, empty, GGUF_T_Q8_0, 0, 0);
@@ -629,7 +653,7 @@ Test(gguf, tensor_info_validation)
 Test(gguf, tensor_names_quoted_in_messages)
 {
     gw_buf b;
-    uint64_t ne[1] = {8};
+    uint64_t ne[1] = { 8 };
     one_kv_file(&b, 1);
     gw_tensor_info(&b, "a\nb'\x01", 1, ne, 77, 0);
     expect_fail(&b, "tensor 'a\\x0ab\\x27\\x01' has unknown type 77");
@@ -639,7 +663,7 @@ Test(gguf, tensor_names_quoted_in_messages)
 Test(gguf, duplicate_tensor_names)
 {
     gw_buf b;
-    uint64_t ne[1] = {8};
+    uint64_t ne[1] = { 8 };
     one_kv_file(&b, 2);
     gw_tensor_info(&b, "w", 1, ne, GGUF_T_F32, 0);
     gw_tensor_info(&b, "w", 1, ne, GGUF_T_F32, 32);
@@ -652,7 +676,7 @@ Test(gguf, duplicate_tensor_names)
 Test(gguf, data_section_past_eof)
 {
     gw_buf b;
-    uint64_t ne[1] = {0};
+    uint64_t ne[1] = { 0 };
     one_kv_file(&b, 1);
     gw_tensor_info(&b, "w", 1, ne, GGUF_T_F32, 0);
     /* no padding: the data section would start past the end */
@@ -662,7 +686,7 @@ Test(gguf, data_section_past_eof)
 
 static void align_file(gw_buf *b, uint32_t vtype, uint64_t v)
 {
-    uint64_t ne[1] = {8};
+    uint64_t ne[1] = { 8 };
     gw_init(b);
     gw_header(b, 3, 1, 1);
     gw_key(b, "general.alignment", vtype);
@@ -740,7 +764,7 @@ static const char *shared_dir(void)
 {
     static char path[4096];
     const char *env = getenv("GENLOOP_SHARED");
-    const char *cands[] = {env, "../shared", "../../shared"};
+    const char *cands[] = { env, "../shared", "../../shared" };
     for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
         struct stat st;
         if (!cands[i] || !*cands[i])
@@ -775,9 +799,12 @@ static void map_shared(gl_mapping *m, const char *rel)
 Test(gguf_real, every_shared_file_parses)
 {
     static const char *files[] = {
-        "models/stories260K.gguf",        "models/stories260K-F16.gguf",
-        "models/stories260K-mixQ8_0.gguf", "models/stories260K-mixQ4_0.gguf",
-        "models/synthetic-gpt2-tiny.gguf", "tokenizers/ggml-vocab-gpt-2.gguf",
+        "models/stories260K.gguf",
+        "models/stories260K-F16.gguf",
+        "models/stories260K-mixQ8_0.gguf",
+        "models/stories260K-mixQ4_0.gguf",
+        "models/synthetic-gpt2-tiny.gguf",
+        "tokenizers/ggml-vocab-gpt-2.gguf",
         "tokenizers/ggml-vocab-llama-spm.gguf",
     };
     need_shared();
@@ -850,9 +877,9 @@ Test(gguf_real, quantized_files_have_their_types)
         const char *file;
         uint32_t type;
     } cases[] = {
-        {"models/stories260K-F16.gguf", GGUF_T_F16},
-        {"models/stories260K-mixQ8_0.gguf", GGUF_T_Q8_0},
-        {"models/stories260K-mixQ4_0.gguf", GGUF_T_Q4_0},
+        { "models/stories260K-F16.gguf", GGUF_T_F16 },
+        { "models/stories260K-mixQ8_0.gguf", GGUF_T_Q8_0 },
+        { "models/stories260K-mixQ4_0.gguf", GGUF_T_Q4_0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gl_mapping m;
@@ -863,8 +890,7 @@ Test(gguf_real, quantized_files_have_their_types)
         cr_assert_eq(gguf_parse(&g, m.data, m.size, &err), GL_OK, "%s", err.msg);
         for (uint64_t j = 0; j < g.n_tensors; j++)
             found += g.tensors[j].type == cases[i].type;
-        cr_assert_gt(found, 0, "%s has no %s tensor", cases[i].file,
-                     gguf_type_name(cases[i].type));
+        cr_assert_gt(found, 0, "%s has no %s tensor", cases[i].file, gguf_type_name(cases[i].type));
         gguf_free(&g);
         gl_unmap_file(&m);
     }
@@ -876,8 +902,8 @@ Test(gguf_real, vocab_sizes)
         const char *file;
         uint64_t n;
     } cases[] = {
-        {"tokenizers/ggml-vocab-llama-spm.gguf", 32000},
-        {"tokenizers/ggml-vocab-gpt-2.gguf", 50257},
+        { "tokenizers/ggml-vocab-llama-spm.gguf", 32000 },
+        { "tokenizers/ggml-vocab-gpt-2.gguf", 50257 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gl_mapping m;
@@ -903,14 +929,14 @@ Test(gguf_real, stories260K_truncations)
 
     map_shared(&m, "models/stories260K.gguf");
     cr_assert_eq(gguf_parse(&g, m.data, m.size, &err), GL_OK, "%s", err.msg);
-#define CUT(x)                                       \
-    do {                                             \
-        size_t c_ = (size_t)(x);                     \
-        if (nc + 3 <= sizeof cuts / sizeof cuts[0]) { \
-            cuts[nc++] = c_;                         \
-            cuts[nc++] = c_ + 1;                     \
-            cuts[nc++] = c_ - 1;                     \
-        }                                            \
+#define CUT(x)                                                                                     \
+    do {                                                                                           \
+        size_t c_ = (size_t)(x);                                                                   \
+        if (nc + 3 <= sizeof cuts / sizeof cuts[0]) {                                              \
+            cuts[nc++] = c_;                                                                       \
+            cuts[nc++] = c_ + 1;                                                                   \
+            cuts[nc++] = c_ - 1;                                                                   \
+        }                                                                                          \
     } while (0)
     for (size_t c = 0; c <= 24; c++)
         cuts[nc++] = c;
@@ -935,7 +961,7 @@ Test(gguf_real, stories260K_truncations)
     for (size_t i = 0; i < nc; i++) {
         if (cuts[i] >= m.size)
             continue;
-        gl_error e2 = {0};
+        gl_error e2 = { 0 };
         gl_status st = parse_copy(m.data, cuts[i], &e2);
         cr_assert_eq(st, GL_ERR_FORMAT, "prefix of %zu bytes parsed", cuts[i]);
         tested++;

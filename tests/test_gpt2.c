@@ -94,10 +94,10 @@ static run_out r;
 /* ---- tokenizer ------------------------------------------------------------ */
 
 typedef struct vectors {
-    char *inp, *exp;  /* owned buffers */
-    char *text[128];  /* NUL-terminated inputs */
+    char *inp, *exp; /* owned buffers */
+    char *text[128]; /* NUL-terminated inputs */
     size_t len[128];
-    char *want[128];  /* expected id lines */
+    char *want[128]; /* expected id lines */
     int n;
 } vectors;
 
@@ -222,8 +222,7 @@ Test(gpt2_tokenizer, arbitrary_bytes_round_trip)
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             /* mostly ASCII letters/spaces, some high bytes */
             unsigned v = (unsigned)(x >> 24) & 0xFF;
-            text[i] = (it & 1) || v >= 200 ? (unsigned char)v
-                                           : (unsigned char)" aZ09'\n\t."[v % 9];
+            text[i] = (it & 1) || v >= 200 ? (unsigned char)v : (unsigned char)" aZ09'\n\t."[v % 9];
         }
         static int32_t ids[1024];
         int n = gl_tokenizer_encode(t, (const char *)text, len, false, ids, 1024, &err);
@@ -257,19 +256,25 @@ enum bpe_flaw {
 
 /* "a" "b" "c" "Ġ" "ab" "Ġab" "abc" "<|endoftext|>", with three usable merges
  * and three that can never apply. */
-static gl_status load_mini_bpe(enum bpe_flaw flaw, gl_tokenizer **t, int *counts,
-                               gl_error *err)
+static gl_status load_mini_bpe(enum bpe_flaw flaw, gl_tokenizer **t, int *counts, gl_error *err)
 {
-    static const char *const tokens[] = { "a", "b", "c", "\xC4\xA0", "ab", "\xC4\xA0" "ab",
-                                          "abc", "<|endoftext|>" };
-    static const char *const merges[] = { "a b", "\xC4\xA0 ab", "ab c",
-                                          "x y",   /* unknown tokens */
-                                          "a",     /* no separator */
+    static const char *const tokens[] = { "a",
+                                          "b",
+                                          "c",
+                                          "\xC4\xA0",
+                                          "ab",
+                                          "\xC4\xA0"
+                                          "ab",
+                                          "abc",
+                                          "<|endoftext|>" };
+    static const char *const merges[] = { "a b", "\xC4\xA0 ab", "ab c", "x y", /* unknown tokens */
+                                          "a",                                 /* no separator */
                                           "b a" }; /* "ba" is no token */
     static const int32_t types[] = { 1, 1, 1, 1, 1, 1, 1, 3 };
     gw_buf b;
     gw_init(&b);
-    uint64_t n_kv = 4 + (flaw != BPE_NO_MERGES) + (flaw == BPE_PRE_UNKNOWN || flaw == BPE_PRE_NOT_STR);
+    uint64_t n_kv =
+        4 + (flaw != BPE_NO_MERGES) + (flaw == BPE_PRE_UNKNOWN || flaw == BPE_PRE_NOT_STR);
     gw_header(&b, 3, 0, n_kv);
     gw_kv_str(&b, "general.architecture", "gpt2");
     gw_kv_str(&b, "tokenizer.ggml.model", "gpt2");
@@ -352,8 +357,8 @@ Test(gpt2_tokenizer, hostile_vocabularies)
         gl_status st = load_mini_bpe(cases[i].flaw, &t, NULL, &err);
         cr_expect_eq(st, cases[i].code, "flaw %d: status %d (%s)", cases[i].flaw, st, err.msg);
         cr_expect_null(t);
-        cr_expect(strstr(err.msg, cases[i].msg), "flaw %d: '%s' lacks '%s'", cases[i].flaw,
-                  err.msg, cases[i].msg);
+        cr_expect(strstr(err.msg, cases[i].msg), "flaw %d: '%s' lacks '%s'", cases[i].flaw, err.msg,
+                  cases[i].msg);
     }
 }
 
@@ -404,8 +409,7 @@ Test(gpt2_kernels, match_double_reference)
             memcpy(out, x, sizeof(float) * (size_t)n);
             k.add_bias(out, bias, n);
             for (int i = 0; i < n; i++)
-                cr_expect_eq(out[i], x[i] + bias[i], "[%s] add_bias n=%d [%d]", names[bi], n,
-                             i);
+                cr_expect_eq(out[i], x[i] + bias[i], "[%s] add_bias n=%d [%d]", names[bi], n, i);
         }
     }
 }
@@ -455,10 +459,14 @@ static int first_disagreement(const td_ref *rf, const float *lg, const char *tag
         if (am == want)
             continue;
         const double gap = (row[am] - row[want]) / row_std(row, rf->n_vocab);
-        cr_expect_leq(gap, TOL, "[%s] p%d step %d: argmax %d, reference %d is %.4f%% of std "
-                      "behind", tag, p, s, am, want, 100 * gap);
-        fprintf(stderr, "gpt2 [%s] p%d step %d: near-tie, reference token %d is %.4f%% of the "
-                "logits' std behind our argmax %d\n", tag, p, s, want, 100 * gap, am);
+        cr_expect_leq(gap, TOL,
+                      "[%s] p%d step %d: argmax %d, reference %d is %.4f%% of std "
+                      "behind",
+                      tag, p, s, am, want, 100 * gap);
+        fprintf(stderr,
+                "gpt2 [%s] p%d step %d: near-tie, reference token %d is %.4f%% of the "
+                "logits' std behind our argmax %d\n",
+                tag, p, s, want, 100 * gap, am);
         if (s < first)
             first = s;
     }
@@ -500,8 +508,7 @@ Test(gpt2_reference, teacher_forced_logits)
                 worst = e > worst ? e : worst;
                 all_mean += e;
                 all_steps++;
-                cr_expect_leq(e, TOL, "[%s] p%d step %d: %.4f%% of std", names[bi], p, s,
-                              100 * e);
+                cr_expect_leq(e, TOL, "[%s] p%d step %d: %.4f%% of std", names[bi], p, s, 100 * e);
             }
             all_max = worst > all_max ? worst : all_max;
             first_disagreement(rf, lg, names[bi], p);
@@ -534,8 +541,8 @@ Test(gpt2_reference, cli_greedy_tokens)
                      "p%d: the reference's greedy path is not ours", p);
         char n_arg[16];
         snprintf(n_arg, sizeof n_arg, "%d", rf->n_greedy);
-        RUN(&r, NULL, "run", "-m", shared_path("models/" MODEL ".gguf"), "-p", rf->prompt,
-            "-n", n_arg, "--temp", "0", "--json", "-t", "2");
+        RUN(&r, NULL, "run", "-m", shared_path("models/" MODEL ".gguf"), "-p", rf->prompt, "-n",
+            n_arg, "--temp", "0", "--json", "-t", "2");
         cr_assert_eq(r.status, 0, "%s", r.err);
         static int32_t got[2048];
         const char *pt = strstr(r.out, "\"prompt_tokens\": [");
@@ -661,8 +668,8 @@ Test(gpt2_context, learned_positions_are_enforced)
     RUN(&r, NULL, "run", "-m", mp, "-p", "Hello", "-n", "4", "--context-policy", "slide");
     cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     cr_expect(strstr(r.err, "--context-policy"), "%s", r.err);
-    RUN(&r, NULL, "run", "-m", mp, "-p", "Hello", "-n", "4", "--context-policy", "crop",
-        "--temp", "0", "--json");
+    RUN(&r, NULL, "run", "-m", mp, "-p", "Hello", "-n", "4", "--context-policy", "crop", "--temp",
+        "0", "--json");
     cr_expect_eq(r.status, 0, "%s", r.err);
     /* llama models still take the ring */
     RUN(&r, NULL, "run", "-m", shared_path("models/stories260K.gguf"), "-p", "Once", "-n", "4",

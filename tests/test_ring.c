@@ -90,8 +90,7 @@ static bool attended(int j, int p, int ctx, int keep)
     return j <= p && (j < keep || j > p - (ctx - keep));
 }
 
-static void oracle_logits(const oracle *o, const int32_t *ids, int n, int ctx, int keep,
-                          float *out)
+static void oracle_logits(const oracle *o, const int32_t *ids, int n, int ctx, int keep, float *out)
 {
     const int D = o->dim, kvd = o->n_kv * o->hd, F = o->ffn;
     double *K = calloc((size_t)o->n_layers * n * kvd, sizeof *K);
@@ -233,8 +232,8 @@ static void check_ring_vs(int ctx, int keep, int chunk, int oracle_ctx, bool exp
     cr_log_info("ring ctx %d keep %d chunk %d: worst %.4f%% at position %d", ctx, keep, chunk,
                 100 * worst, worst_p);
     if (expect_equal)
-        cr_expect_leq(worst, 0.005, "ctx %d keep %d chunk %d: position %d off by %.4f%%", ctx,
-                      keep, chunk, worst_p, 100 * worst);
+        cr_expect_leq(worst, 0.005, "ctx %d keep %d chunk %d: position %d off by %.4f%%", ctx, keep,
+                      chunk, worst_p, 100 * worst);
     else
         cr_expect_gt(worst, 0.05, "the oracle cannot tell ctx %d from ctx %d", ctx, oracle_ctx);
     free(want);
@@ -310,8 +309,10 @@ Test(ring, cache_types_wide_heads)
     const char *bin = getenv("GENLOOP_BIN") ? getenv("GENLOOP_BIN") : "build/genloop";
     const char *path = "/tmp/gl_ring_wide.gguf";
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s synth --shape custom --dim 256 --layers 2 --heads 4 "
-             "--kv-heads 2 --ffn 512 --vocab 600 --ctx 256 --type f32 -o %s", bin, path);
+    snprintf(cmd, sizeof cmd,
+             "%s synth --shape custom --dim 256 --layers 2 --heads 4 "
+             "--kv-heads 2 --ffn 512 --vocab 600 --ctx 256 --type f32 -o %s",
+             bin, path);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     int32_t ids[200];
     for (int i = 0; i < 200; i++)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const float Z5[5] = {1, 3, 0, 2, -1};
+static const float Z5[5] = { 1, 3, 0, 2, -1 };
 
 /* Plain softmax unless a test is about a stage: each test turns its own on. */
 static gl_sampler_params plain(void)
@@ -22,7 +22,7 @@ static gl_sampler_params plain(void)
 static gl_sampler *make(int n_vocab, const gl_sampler_params *p)
 {
     gl_sampler *s = NULL;
-    gl_error err = {0};
+    gl_error err = { 0 };
     gl_status st = gl_sampler_create(&s, n_vocab, p, &err);
     cr_assert_eq(st, GL_OK, "create failed: %s", err.msg);
     cr_assert_not_null(s);
@@ -40,8 +40,8 @@ static void probs_of(const gl_sampler_params *p, const float *z, int n, const in
 static void expect_probs(const float *got, const double *want, int n, double tol)
 {
     for (int i = 0; i < n; i++)
-        cr_expect(fabs(got[i] - want[i]) <= tol, "token %d: got %.6f want %.6f", i,
-                  (double)got[i], want[i]);
+        cr_expect(fabs(got[i] - want[i]) <= tol, "token %d: got %.6f want %.6f", i, (double)got[i],
+                  want[i]);
 }
 
 /* softmax(z / t) over the tokens with keep[i] set, in double. */
@@ -64,7 +64,7 @@ Test(sampler, softmax_of_known_logits)
     gl_sampler_params p = plain();
     float pr[5];
     probs_of(&p, Z5, 5, NULL, 0, pr);
-    const double want[5] = {0.086, 0.636, 0.032, 0.234, 0.012};
+    const double want[5] = { 0.086, 0.636, 0.032, 0.234, 0.012 };
     expect_probs(pr, want, 5, 1e-3);
     double sum = 0;
     for (int i = 0; i < 5; i++)
@@ -85,7 +85,7 @@ Test(sampler, greedy_picks_argmax)
     cr_expect_eq(gl_sampler_sample(s, z, NULL, 0), 1);
     float pr[5];
     gl_sampler_probs(s, Z5, NULL, 0, pr);
-    const double want[5] = {0, 1, 0, 0, 0};
+    const double want[5] = { 0, 1, 0, 0, 0 };
     expect_probs(pr, want, 5, 0);
     gl_sampler_free(s);
 }
@@ -95,7 +95,7 @@ Test(sampler, greedy_ties_go_to_lowest_id)
     gl_sampler_params p = plain();
     p.temp = 0.0f;
     gl_sampler *s = make(4, &p);
-    float z[4] = {0, 5, 5, 5};
+    float z[4] = { 0, 5, 5, 5 };
     cr_expect_eq(gl_sampler_sample(s, z, NULL, 0), 1);
     gl_sampler_free(s);
 }
@@ -106,7 +106,7 @@ Test(sampler, temperature_sharpens)
     p.temp = 0.5f;
     float pr[5];
     probs_of(&p, Z5, 5, NULL, 0, pr);
-    const double want[5] = {0.016, 0.865, 0.002, 0.117, 0.0003};
+    const double want[5] = { 0.016, 0.865, 0.002, 0.117, 0.0003 };
     expect_probs(pr, want, 5, 1e-3);
 }
 
@@ -116,7 +116,7 @@ Test(sampler, top_k_keeps_the_k_best)
     p.top_k = 2;
     float pr[5];
     probs_of(&p, Z5, 5, NULL, 0, pr);
-    const double want[5] = {0, 0.731, 0, 0.269, 0};
+    const double want[5] = { 0, 0.731, 0, 0.269, 0 };
     expect_probs(pr, want, 5, 1e-3);
     cr_expect_eq(pr[0], 0.0f);
     cr_expect_eq(pr[2], 0.0f);
@@ -127,10 +127,10 @@ Test(sampler, top_k_ties_keep_lower_ids)
 {
     gl_sampler_params p = plain();
     p.top_k = 2;
-    float z[5] = {1, 1, 1, 1, 1};
+    float z[5] = { 1, 1, 1, 1, 1 };
     float pr[5];
     probs_of(&p, z, 5, NULL, 0, pr);
-    const double want[5] = {0.5, 0.5, 0, 0, 0};
+    const double want[5] = { 0.5, 0.5, 0, 0, 0 };
     expect_probs(pr, want, 5, 1e-6);
 }
 
@@ -139,7 +139,7 @@ Test(sampler, top_p_cuts_the_tail)
     /* sorted probabilities: 0.636 (1), 0.234 (3), 0.086 (0), 0.032, 0.012 */
     gl_sampler_params p = plain();
     float pr[5];
-    int keep[5] = {1, 1, 0, 1, 0};
+    int keep[5] = { 1, 1, 0, 1, 0 };
     double want[5];
 
     p.top_p = 0.9f; /* 0.870 < 0.9, so token 0 is needed too */
@@ -156,7 +156,7 @@ Test(sampler, top_p_cuts_the_tail)
 
     p.top_p = 0.5f; /* the best token alone */
     probs_of(&p, Z5, 5, NULL, 0, pr);
-    const double one[5] = {0, 1, 0, 0, 0};
+    const double one[5] = { 0, 1, 0, 0, 0 };
     expect_probs(pr, one, 5, 0);
 }
 
@@ -168,7 +168,7 @@ Test(sampler, top_p_after_top_k_uses_renormalised_probs)
     p.top_p = 0.8f;
     float pr[5];
     probs_of(&p, Z5, 5, NULL, 0, pr);
-    const double want[5] = {0, 0.731, 0, 0.269, 0};
+    const double want[5] = { 0, 0.731, 0, 0.269, 0 };
     expect_probs(pr, want, 5, 1e-3);
 }
 
@@ -181,7 +181,7 @@ Test(sampler, min_p_drops_unlikely_tokens)
 
     p.min_p = 0.1f;
     probs_of(&p, Z5, 5, NULL, 0, pr);
-    int keep[5] = {1, 1, 0, 1, 0};
+    int keep[5] = { 1, 1, 0, 1, 0 };
     ref_softmax(Z5, keep, 5, 1.0, want);
     expect_probs(pr, want, 5, 1e-6);
 
@@ -193,7 +193,7 @@ Test(sampler, min_p_drops_unlikely_tokens)
 
     p.min_p = 1.0f;
     probs_of(&p, Z5, 5, NULL, 0, pr);
-    const double one[5] = {0, 1, 0, 0, 0};
+    const double one[5] = { 0, 1, 0, 0, 0 };
     expect_probs(pr, one, 5, 0);
 }
 
@@ -205,7 +205,7 @@ Test(sampler, stages_judge_untempered_probs)
     p.min_p = 0.1f;
     float pr[5];
     probs_of(&p, Z5, 5, NULL, 0, pr);
-    int keep[5] = {1, 1, 0, 1, 0};
+    int keep[5] = { 1, 1, 0, 1, 0 };
     double want[5];
     ref_softmax(Z5, keep, 5, 0.5, want);
     expect_probs(pr, want, 5, 1e-6);
@@ -219,13 +219,13 @@ Test(sampler, repetition_penalty)
     gl_sampler *s = make(5, &p);
     float pr[5];
     double want[5];
-    int all[5] = {1, 1, 1, 1, 1};
+    int all[5] = { 1, 1, 1, 1, 1 };
 
     /* token 1 twice still divides once; negative token 4 is multiplied;
      * out-of-range ids are ignored */
-    const int32_t hist[] = {1, 4, 1, 99, -3};
+    const int32_t hist[] = { 1, 4, 1, 99, -3 };
     gl_sampler_probs(s, Z5, hist, 5, pr);
-    const float penalised[5] = {1, 1.5f, 0, 2, -2};
+    const float penalised[5] = { 1, 1.5f, 0, 2, -2 };
     ref_softmax(penalised, all, 5, 1.0, want);
     expect_probs(pr, want, 5, 1e-6);
 
@@ -245,9 +245,9 @@ Test(sampler, repetition_penalty)
 
     /* only the last repeat_last_n tokens count */
     p.repeat_last_n = 1;
-    const int32_t hist2[] = {4, 1};
+    const int32_t hist2[] = { 4, 1 };
     probs_of(&p, Z5, 5, hist2, 2, pr);
-    const float last_only[5] = {1, 1.5f, 0, 2, -1};
+    const float last_only[5] = { 1, 1.5f, 0, 2, -1 };
     ref_softmax(last_only, all, 5, 1.0, want);
     expect_probs(pr, want, 5, 1e-6);
 
@@ -256,7 +256,7 @@ Test(sampler, repetition_penalty)
     p.repeat_last_n = 64;
     gl_sampler *g = make(5, &p);
     memcpy(z, Z5, sizeof z);
-    const int32_t hist3[] = {1};
+    const int32_t hist3[] = { 1 };
     cr_expect_eq(gl_sampler_sample(g, z, hist3, 1), 3);
     gl_sampler_free(g);
 }
@@ -318,7 +318,7 @@ static void check_frequencies(const gl_sampler_params *p)
     gl_sampler *s = make(5, p);
     float pr[5];
     gl_sampler_probs(s, Z5, NULL, 0, pr);
-    long count[5] = {0};
+    long count[5] = { 0 };
     for (int i = 0; i < N; i++) {
         float z[5];
         memcpy(z, Z5, sizeof z);
@@ -332,8 +332,8 @@ static void check_frequencies(const gl_sampler_params *p)
         if (pr[i] == 0.0f)
             cr_expect_eq(count[i], 0, "token %d was filtered out but drawn", i);
         else
-            cr_expect(fabs(count[i] - mean) <= 5 * sigma, "token %d: %ld draws, expected %.0f",
-                      i, count[i], mean);
+            cr_expect(fabs(count[i] - mean) <= 5 * sigma, "token %d: %ld draws, expected %.0f", i,
+                      count[i], mean);
     }
     gl_sampler_free(s);
 }
@@ -351,7 +351,7 @@ Test(sampler, nan_and_inf_logits)
 {
     gl_sampler_params p = plain();
     gl_sampler *s = make(4, &p);
-    const float zn[4] = {NAN, 1, NAN, 2};
+    const float zn[4] = { NAN, 1, NAN, 2 };
     float pr[4];
     gl_sampler_probs(s, zn, NULL, 0, pr);
     cr_expect_eq(pr[0], 0.0f);
@@ -365,7 +365,7 @@ Test(sampler, nan_and_inf_logits)
     }
 
     /* nothing usable: still a valid token, and a proper distribution */
-    const float all_nan[4] = {NAN, NAN, NAN, NAN};
+    const float all_nan[4] = { NAN, NAN, NAN, NAN };
     gl_sampler_probs(s, all_nan, NULL, 0, pr);
     double sum = 0;
     for (int i = 0; i < 4; i++) {
@@ -379,9 +379,9 @@ Test(sampler, nan_and_inf_logits)
     cr_expect(t >= 0 && t < 4);
 
     /* +inf wins outright instead of turning everything into NaN */
-    const float zi[4] = {0, INFINITY, 1, -INFINITY};
+    const float zi[4] = { 0, INFINITY, 1, -INFINITY };
     gl_sampler_probs(s, zi, NULL, 0, pr);
-    const double one[4] = {0, 1, 0, 0};
+    const double one[4] = { 0, 1, 0, 0 };
     expect_probs(pr, one, 4, 0);
     gl_sampler_free(s);
 
@@ -397,7 +397,7 @@ Test(sampler, nan_and_inf_logits)
 static void expect_arg_error(int n_vocab, const gl_sampler_params *p, const char *name)
 {
     gl_sampler *s = (gl_sampler *)&s; /* must be reset to NULL */
-    gl_error err = {0};
+    gl_error err = { 0 };
     gl_status st = gl_sampler_create(&s, n_vocab, p, &err);
     cr_expect_eq(st, GL_ERR_ARG, "%s: status %d", name, (int)st);
     cr_expect_eq(err.code, GL_ERR_ARG);
@@ -436,7 +436,7 @@ Test(sampler, invalid_params)
     p = plain(), p.repeat_last_n = -2;
     expect_arg_error(5, &p, "repeat_last_n");
 
-    gl_error err = {0};
+    gl_error err = { 0 };
     cr_expect_eq(gl_sampler_create(NULL, 5, NULL, &err), GL_ERR_ARG);
     cr_expect_eq(gl_sampler_create(NULL, 5, NULL, NULL), GL_ERR_ARG);
 
@@ -485,7 +485,7 @@ static void ref_probs(const gl_sampler_params *p, const float *z, int n, double 
     ref_cand *c = malloc((size_t)n * sizeof *c);
     cr_assert_not_null(c);
     for (int i = 0; i < n; i++)
-        c[i] = (ref_cand){z[i], i};
+        c[i] = (ref_cand){ z[i], i };
     qsort(c, (size_t)n, sizeof *c, ref_cmp);
     int k = (p->top_k > 0 && p->top_k < n) ? p->top_k : n;
     double m = c[0].z, sum = 0;
@@ -530,8 +530,8 @@ static void compare_with_ref(const gl_sampler_params *p, const float *z, int n)
         if ((pr[i] > 0) != (want[i] > 0) || fabs(pr[i] - want[i]) > 1e-5 + 1e-4 * want[i])
             bad++;
     }
-    cr_expect_eq(bad, 0, "k=%d p=%g min_p=%g T=%g: %d of %d tokens differ (support %d)",
-                 p->top_k, (double)p->top_p, (double)p->min_p, (double)p->temp, bad, n, support);
+    cr_expect_eq(bad, 0, "k=%d p=%g min_p=%g T=%g: %d of %d tokens differ (support %d)", p->top_k,
+                 (double)p->top_p, (double)p->min_p, (double)p->temp, bad, n, support);
     cr_expect(fabs(sum - 1.0) < 1e-4, "sum %g", sum);
     free(pr);
     free(want);
@@ -545,9 +545,9 @@ Test(sampler, matches_reference_on_random_logits)
     for (int i = 0; i < N; i++)
         z[i] = 3.0f * lcg_normal();
 
-    const int ks[] = {0, 1, 40, 1000};
-    const float ps[] = {1.0f, 0.95f, 0.5f};
-    const float mps[] = {0.0f, 0.05f};
+    const int ks[] = { 0, 1, 40, 1000 };
+    const float ps[] = { 1.0f, 0.95f, 0.5f };
+    const float mps[] = { 0.0f, 0.05f };
     for (size_t a = 0; a < sizeof ks / sizeof *ks; a++)
         for (size_t b = 0; b < sizeof ps / sizeof *ps; b++)
             for (size_t c = 0; c < sizeof mps / sizeof *mps; c++) {

@@ -241,8 +241,8 @@ Test(tokenizer, llama_spm_vectors)
             while (j < n && j < n_want && got[j] == want[j])
                 j++;
             cr_log_error("vector %d (%zu bytes): %d ids, want %d; first difference at %d: "
-                         "got %d want %d", i, v.len[i], n, n_want, j, j < n ? got[j] : -1,
-                         j < n_want ? want[j] : -1);
+                         "got %d want %d",
+                         i, v.len[i], n, n_want, j, j < n ? got[j] : -1, j < n_want ? want[j] : -1);
         }
         free(got);
     }
@@ -287,11 +287,10 @@ Test(tokenizer, stories260k_prompts)
         }
         int k;
         int32_t *got = encode(t, prompt, plen, true, &k);
-        cr_expect_eq(k, n_want, "prompt '%.*s': %d tokens, want %d", (int)plen, prompt, k,
-                     n_want);
+        cr_expect_eq(k, n_want, "prompt '%.*s': %d tokens, want %d", (int)plen, prompt, k, n_want);
         for (int j = 0; j < k && j < n_want; j++)
-            cr_expect_eq(got[j], want[j], "prompt '%.*s' token %d: %d, want %d", (int)plen,
-                         prompt, j, got[j], want[j]);
+            cr_expect_eq(got[j], want[j], "prompt '%.*s' token %d: %d, want %d", (int)plen, prompt,
+                         j, got[j], want[j]);
         free(got);
         prompts++;
         if (!nl)
@@ -361,8 +360,8 @@ static void roundtrip(const gl_tokenizer *t, const char *s, size_t len, const ch
     int32_t *ids = encode(t, s, len, true, &n);
     size_t dlen;
     char *back = detok_all(t, ids, n, &dlen);
-    cr_expect(dlen == len && memcmp(back, s, len) == 0,
-              "%s: round trip of '%.*s' gave '%s'", what, (int)len, s, back);
+    cr_expect(dlen == len && memcmp(back, s, len) == 0, "%s: round trip of '%.*s' gave '%s'", what,
+              (int)len, s, back);
     free(back);
     free(ids);
 }
@@ -378,8 +377,10 @@ Test(tokenizer, detok_roundtrip)
     t = load_shared("models/stories260K.gguf");
     for (int i = 0; i < v.n; i++)
         roundtrip(t, v.str[i], v.len[i], "stories260K");
-    const char *extra[] = { "Once upon a time", "Lily and Ben went to the park", "",
-                            "  two leading spaces", "tail space ", "日本語 🦙 emoji" };
+    const char *extra[] = {
+        "Once upon a time", "Lily and Ben went to the park", "", "  two leading spaces",
+        "tail space ",      "日本語 🦙 emoji"
+    };
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
         roundtrip(t, extra[i], strlen(extra[i]), "stories260K");
     gl_tokenizer_free(t);
@@ -426,7 +427,8 @@ Test(tokenizer, detok_split_utf8)
     int k = gl_tokenizer_detok_push(t, &d, byte_id(t, 0x9F), out, sizeof out);
     cr_assert_eq(k, 0);
     k = gl_tokenizer_detok_push(t, &d, byte_id(t, 'A'), out, sizeof out);
-    cr_assert_str_eq(out, "\xEF\xBF\xBD" "A");
+    cr_assert_str_eq(out, "\xEF\xBF\xBD"
+                          "A");
     cr_assert_eq(k, 4);
     /* A lone continuation byte and an impossible lead byte: U+FFFD each. */
     k = gl_tokenizer_detok_push(t, &d, byte_id(t, 0x80), out, sizeof out);
@@ -556,8 +558,16 @@ static void check_bytes_back(const gl_tokenizer *t, const char *s, size_t len, c
 Test(tokenizer, invalid_utf8_byte_fallback)
 {
     gl_tokenizer *t = load_shared("tokenizers/ggml-vocab-llama-spm.gguf");
-    const char *cases[] = { "\xFF\xFE", "\x80", "a\xC3", "\xC3(", "\xE2\x82", "\xF0\x9F\x98",
-                            "x\xF8\x88\x80\x80\x80y", "\xED\xA0\x80", "\xC0\xAF", "\xF0 a b" };
+    const char *cases[] = { "\xFF\xFE",
+                            "\x80",
+                            "a\xC3",
+                            "\xC3(",
+                            "\xE2\x82",
+                            "\xF0\x9F\x98",
+                            "x\xF8\x88\x80\x80\x80y",
+                            "\xED\xA0\x80",
+                            "\xC0\xAF",
+                            "\xF0 a b" };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char what[32];
         snprintf(what, sizeof what, "case %zu", c);
@@ -715,13 +725,33 @@ static void kv_i32s(wbuf *b, const char *key, const int32_t *v, int n)
 
 /* A small SPM vocabulary; `flaw` breaks one thing about it. */
 enum flaw {
-    FLAW_NONE, FLAW_MODEL, FLAW_SCORES_LEN, FLAW_TYPES_LEN, FLAW_BOS_RANGE, FLAW_NO_TOKENS,
-    FLAW_EMPTY, FLAW_BAD_TYPE, FLAW_BAD_BYTE, FLAW_MODEL_TYPE, FLAW_NAN, FLAW_LONG,
+    FLAW_NONE,
+    FLAW_MODEL,
+    FLAW_SCORES_LEN,
+    FLAW_TYPES_LEN,
+    FLAW_BOS_RANGE,
+    FLAW_NO_TOKENS,
+    FLAW_EMPTY,
+    FLAW_BAD_TYPE,
+    FLAW_BAD_BYTE,
+    FLAW_MODEL_TYPE,
+    FLAW_NAN,
+    FLAW_LONG,
     FLAW_COUNT
 };
 
 static const char *const mini_tokens[] = {
-    "<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "b", "ab", ("\xE2\x96\x81" "a"), "ba", "<0x41>",
+    "<unk>",
+    "<s>",
+    "</s>",
+    "\xE2\x96\x81",
+    "a",
+    "b",
+    "ab",
+    ("\xE2\x96\x81"
+     "a"),
+    "ba",
+    "<0x41>",
 };
 static const float mini_scores[] = { 0, 0, 0, -1, -2, -2, -3, -4, -3, 0 };
 static const int32_t mini_types[] = { 2, 3, 3, 1, 1, 1, 1, 1, 1, 6 };
@@ -826,7 +856,7 @@ Test(tokenizer, hostile_vocabularies)
         cr_expect_eq(st, cases[i].code, "flaw %d: status %d (%s)", cases[i].flaw, st, err.msg);
         cr_expect_eq(err.code, cases[i].code);
         cr_expect_null(t, "flaw %d left a tokenizer behind", cases[i].flaw);
-        cr_expect(strstr(err.msg, cases[i].msg), "flaw %d: message '%s' lacks '%s'",
-                  cases[i].flaw, err.msg, cases[i].msg);
+        cr_expect(strstr(err.msg, cases[i].msg), "flaw %d: message '%s' lacks '%s'", cases[i].flaw,
+                  err.msg, cases[i].msg);
     }
 }

@@ -60,9 +60,8 @@ Test(synth, deterministic_and_valid)
         static char out[1 << 14];
         cr_expect_eq(sh(out, sizeof out, "$G info %s", a, NULL), 0, "%s", out);
         cr_expect(strstr(out, "layers 2"), "%s", out);
-        cr_expect_eq(sh(out, sizeof out, "$G run -m %s -p 'the cat' -n 8 --temp 0 2>/dev/null", a,
-                        NULL),
-                     0);
+        cr_expect_eq(
+            sh(out, sizeof out, "$G run -m %s -p 'the cat' -n 8 --temp 0 2>/dev/null", a, NULL), 0);
         remove(a);
         remove(b);
     }
@@ -75,8 +74,8 @@ Test(synth, rejects_bad_shapes)
                     NULL, NULL),
                  2);
     cr_expect_eq(sh(NULL, 0,
-                    "$G synth --shape custom --dim 100 --heads 3 -o /tmp/x.gguf 2>/dev/null",
-                    NULL, NULL),
+                    "$G synth --shape custom --dim 100 --heads 3 -o /tmp/x.gguf 2>/dev/null", NULL,
+                    NULL),
                  2);
 }
 
@@ -87,11 +86,13 @@ Test(bench, json_fields)
     snprintf(cmd, sizeof cmd, "$G synth %s --type q4_0 -o %%s", shape);
     cr_assert_eq(sh(NULL, 0, cmd, f, NULL), 0);
     static char out[1 << 14];
-    cr_assert_eq(sh(out, sizeof out, "$G bench -m %s -p 16 -n 8 -r 2 -t 2 --bw-mib 64 --json", f,
-                    NULL),
-                 0, "%s", out);
-    const char *keys[] = { "\"prefill_tok_s\"", "\"decode_tok_s\"", "\"latency_ms\"",
-                           "\"p50\"", "\"p90\"", "\"p99\"", "\"ttft_ms\"", "\"peak_rss_bytes\"",
+    cr_assert_eq(
+        sh(out, sizeof out, "$G bench -m %s -p 16 -n 8 -r 2 -t 2 --bw-mib 64 --json", f, NULL), 0,
+        "%s", out);
+    const char *keys[] = { "\"prefill_tok_s\"", "\"decode_tok_s\"",
+                           "\"latency_ms\"",    "\"p50\"",
+                           "\"p90\"",           "\"p99\"",
+                           "\"ttft_ms\"",       "\"peak_rss_bytes\"",
                            "\"bandwidth_gbs\"", "\"weight_bytes_per_token\"",
                            "\"roofline_pct\"" };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)

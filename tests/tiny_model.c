@@ -10,14 +10,36 @@
 enum { TM_DIM = 32, TM_HEADS = 4, TM_KV_HEADS = 2, TM_FFN = 64, TM_CTX = 64, TM_ALIGN = 32 };
 
 static const char *const vocab[] = {
-    "<unk>", "<s>", "</s>", "\xe2\x96\x81", "\xe2\x96\x81O", "\xe2\x96\x81Once", "\xe2\x96\x81up",
-    "on", "\xe2\x96\x81\x61", "\xe2\x96\x81time", "n", "c", "e", "O", "u", "p", "o", "a", "t", "i",
-    "m", "<0x0A>", "<0xC3>", "<0xA9>",
+    "<unk>",
+    "<s>",
+    "</s>",
+    "\xe2\x96\x81",
+    "\xe2\x96\x81O",
+    "\xe2\x96\x81Once",
+    "\xe2\x96\x81up",
+    "on",
+    "\xe2\x96\x81\x61",
+    "\xe2\x96\x81time",
+    "n",
+    "c",
+    "e",
+    "O",
+    "u",
+    "p",
+    "o",
+    "a",
+    "t",
+    "i",
+    "m",
+    "<0x0A>",
+    "<0xC3>",
+    "<0xA9>",
 };
 enum { TM_VOCAB = sizeof vocab / sizeof vocab[0] };
 
-static const char *const per_layer[9] = {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
-                                         "ffn_norm",  "ffn_gate", "ffn_up", "ffn_down"};
+static const char *const per_layer[9] = { "attn_norm", "attn_q",      "attn_k",
+                                          "attn_v",    "attn_output", "ffn_norm",
+                                          "ffn_gate",  "ffn_up",      "ffn_down" };
 
 typedef struct tdesc {
     char name[64];
@@ -29,16 +51,16 @@ static int describe(const tm_opts *o, tdesc *t, int cap)
 {
     int n = 0, layers = o->n_layers > 0 ? o->n_layers : 1;
     const uint32_t w = o->wtype;
-#define ADD(nm, d0, d1, nd, ty)                                                                  \
-    do {                                                                                         \
-        if (n < cap) {                                                                           \
-            snprintf(t[n].name, sizeof t[n].name, "%s", nm);                                    \
-            t[n].ne[0] = (d0);                                                                   \
-            t[n].ne[1] = (d1);                                                                   \
-            t[n].n_dims = (nd);                                                                  \
-            t[n].type = (ty);                                                                    \
-        }                                                                                        \
-        n++;                                                                                     \
+#define ADD(nm, d0, d1, nd, ty)                                                                    \
+    do {                                                                                           \
+        if (n < cap) {                                                                             \
+            snprintf(t[n].name, sizeof t[n].name, "%s", nm);                                       \
+            t[n].ne[0] = (d0);                                                                     \
+            t[n].ne[1] = (d1);                                                                     \
+            t[n].n_dims = (nd);                                                                    \
+            t[n].type = (ty);                                                                      \
+        }                                                                                          \
+        n++;                                                                                       \
     } while (0)
     ADD("token_embd.weight", TM_DIM, TM_VOCAB, 2, w);
     ADD("output_norm.weight", TM_DIM, 1, 1, GGUF_T_F32);
@@ -46,9 +68,9 @@ static int describe(const tm_opts *o, tdesc *t, int cap)
         ADD("output.weight", TM_DIM, TM_VOCAB, 2, w);
     const int hd = TM_DIM / TM_HEADS, kv = TM_KV_HEADS * hd;
     for (int l = 0; l < layers; l++) {
-        const uint64_t shape[9][2] = {{TM_DIM, 1},   {TM_DIM, TM_DIM}, {TM_DIM, kv},
-                                      {TM_DIM, kv},  {TM_DIM, TM_DIM}, {TM_DIM, 1},
-                                      {TM_DIM, TM_FFN}, {TM_DIM, TM_FFN}, {TM_FFN, TM_DIM}};
+        const uint64_t shape[9][2] = { { TM_DIM, 1 },      { TM_DIM, TM_DIM }, { TM_DIM, kv },
+                                       { TM_DIM, kv },     { TM_DIM, TM_DIM }, { TM_DIM, 1 },
+                                       { TM_DIM, TM_FFN }, { TM_DIM, TM_FFN }, { TM_FFN, TM_DIM } };
         for (int i = 0; i < 9; i++) {
             char nm[64];
             snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, per_layer[i]);
@@ -63,7 +85,7 @@ static int describe(const tm_opts *o, tdesc *t, int cap)
 const char *tm_tensor_name(int i)
 {
     static tdesc t[TM_N_TENSORS];
-    tm_opts o = {0};
+    tm_opts o = { 0 };
     int n = describe(&o, t, TM_N_TENSORS);
     return i >= 0 && i < n ? t[i].name : NULL;
 }
@@ -167,7 +189,7 @@ static void kv_f32(gw_buf *b, const tm_opts *o, const char *key, float v)
 
 void tm_build(gw_buf *b, const tm_opts *opts)
 {
-    tm_opts o = opts ? *opts : (tm_opts){0};
+    tm_opts o = opts ? *opts : (tm_opts){ 0 };
     int layers = o.n_layers > 0 ? o.n_layers : 1;
     int n = describe(&o, NULL, 0);
     tdesc *t = calloc((size_t)n, sizeof *t);
@@ -185,11 +207,11 @@ void tm_build(gw_buf *b, const tm_opts *opts)
     gw_buf kvs;
     gw_init(&kvs);
     int n_kv = 0;
-#define COUNTED(stmt)                                                                            \
-    do {                                                                                         \
-        size_t before = kvs.len;                                                                 \
-        stmt;                                                                                    \
-        n_kv += kvs.len != before;                                                               \
+#define COUNTED(stmt)                                                                              \
+    do {                                                                                           \
+        size_t before = kvs.len;                                                                   \
+        stmt;                                                                                      \
+        n_kv += kvs.len != before;                                                                 \
     } while (0)
     float scores[TM_VOCAB];
     int32_t types[TM_VOCAB];

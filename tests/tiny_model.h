@@ -14,15 +14,15 @@
 #define TM_N_TENSORS 12 /* token_embd, output_norm, output, 9 per layer (1 layer) */
 
 typedef struct tm_opts {
-    uint32_t wtype;       /* type of the 2-D weights: GGUF_T_F32 (0), F16, BF16, Q8_0, Q4_0 */
-    bool tied;            /* no output.weight (tied embeddings)                               */
-    int n_layers;         /* 0: 1                                                             */
+    uint32_t wtype; /* type of the 2-D weights: GGUF_T_F32 (0), F16, BF16, Q8_0, Q4_0 */
+    bool tied;      /* no output.weight (tied embeddings)                               */
+    int n_layers;   /* 0: 1                                                             */
     /* Distortions: each makes a structurally valid file the loader rejects. */
     int drop_tensor;      /* 1-based index in tm_tensor_name order: omit that tensor          */
     int bad_shape_tensor; /* 1-based: that tensor gets ne[0] + 1 (data sized to match)       */
     int bad_type_tensor;  /* 1-based: that tensor is stored with bad_type                    */
     uint32_t bad_type;
-    const char *drop_key; /* omit this metadata key                                           */
+    const char *drop_key;     /* omit this metadata key                                           */
     const char *override_key; /* set this u32/i32 hyperparameter key to override_val          */
     int64_t override_val;
     const char *wrong_type_key; /* write this key as a string instead of its number          */

@@ -96,8 +96,7 @@ int cmd_batch(int argc, char **argv)
                 cli_error("batch: --cache-type expects f16, q8_0 or f32, got '%s'", v);
                 return EXIT_USAGE;
             }
-        }
-        else if (!strcmp(a, "--max-batch"))
+        } else if (!strcmp(a, "--max-batch"))
             ok = cli_int(a, v, 1, 4096, &max_batch);
         else if (!strcmp(a, "--max-batch-tokens"))
             ok = cli_int(a, v, 1, 65536, &budget);

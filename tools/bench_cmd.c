@@ -129,8 +129,7 @@ int cmd_bench(int argc, char **argv)
                 cli_error("bench: --cache-type expects f16, q8_0 or f32, got '%s'", v);
                 return EXIT_USAGE;
             }
-        }
-        else if (!strcmp(a, "-p"))
+        } else if (!strcmp(a, "-p"))
             ok = cli_int(a, v, 1, 1 << 16, &n_prompt);
         else if (!strcmp(a, "-n"))
             ok = cli_int(a, v, 1, 1 << 20, &n_gen);
@@ -190,7 +189,7 @@ int cmd_bench(int argc, char **argv)
     /* a fixed, vocabulary-spread prompt: same work on every run */
     for (int i = 0; i < n_prompt; i++)
         prompt[i] = (int32_t)(i == 0 && info.bos_id >= 0 ? info.bos_id
-                                                          : 3 + (i * 7919) % (V > 3 ? V - 3 : 1));
+                                                         : 3 + (i * 7919) % (V > 3 ? V - 3 : 1));
     for (int r = 0; r < reps; r++) {
         gl_ctx_reset(c);
         double t0 = now_s();
@@ -230,19 +229,20 @@ int cmd_bench(int argc, char **argv)
         printf(", \"backend\": \"%s\", \"threads\": %d, \"n_prompt\": %lld, \"n_gen\": %lld, "
                "\"reps\": %lld, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, "
                "\"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f}, "
-               "\"ttft_ms\": %.3f, \"load_ms\": %.3f, \"load_to_first_token_ms\": %.3f, \"peak_rss_bytes\": %.0f, "
+               "\"ttft_ms\": %.3f, \"load_ms\": %.3f, \"load_to_first_token_ms\": %.3f, "
+               "\"peak_rss_bytes\": %.0f, "
                "\"bandwidth_gbs\": %.3f, \"weight_bytes_per_token\": %.0f, "
                "\"roofline_tok_s\": %.2f, \"roofline_pct\": %.2f}\n",
                info.backend, nt, n_prompt, n_gen, reps, pre_med, dec_med, pct(lat, n_lat, 50),
-               pct(lat, n_lat, 90), pct(lat, n_lat, 99), ttft, load_s * 1e3, load_to_first * 1e3, rss, bw, wbt,
-               roof, roof > 0 ? 100.0 * dec_med / roof : 0);
+               pct(lat, n_lat, 90), pct(lat, n_lat, 99), ttft, load_s * 1e3, load_to_first * 1e3,
+               rss, bw, wbt, roof, roof > 0 ? 100.0 * dec_med / roof : 0);
     } else {
         printf("model %s (%s, %d layers, dim %d), backend %s, %d threads\n", model, info.name,
                info.n_layers, info.dim, info.backend, nt);
         printf("prefill  %6lld tok: %10.2f tok/s   (time to first token %.2f ms)\n", n_prompt,
                pre_med, ttft);
-        printf("decode   %6lld tok: %10.2f tok/s   latency p50 %.3f p90 %.3f p99 %.3f ms\n",
-               n_gen, dec_med, pct(lat, n_lat, 50), pct(lat, n_lat, 90), pct(lat, n_lat, 99));
+        printf("decode   %6lld tok: %10.2f tok/s   latency p50 %.3f p90 %.3f p99 %.3f ms\n", n_gen,
+               dec_med, pct(lat, n_lat, 50), pct(lat, n_lat, 90), pct(lat, n_lat, 99));
         printf("memory read bandwidth %.2f GB/s, weights %.1f MB/token -> roofline %.2f tok/s; "
                "decode at %.1f%% of roofline\n",
                bw, wbt / 1e6, roof, roof > 0 ? 100.0 * dec_med / roof : 0);

@@ -8,10 +8,20 @@ static size_t utf8_seq(const unsigned char *s, size_t left)
     unsigned min;
     if (c < 0x80)
         return 1;
-    if ((c & 0xe0) == 0xc0) { n = 2; min = 0x80; c &= 0x1f; }
-    else if ((c & 0xf0) == 0xe0) { n = 3; min = 0x800; c &= 0x0f; }
-    else if ((c & 0xf8) == 0xf0) { n = 4; min = 0x10000; c &= 0x07; }
-    else return 0;
+    if ((c & 0xe0) == 0xc0) {
+        n = 2;
+        min = 0x80;
+        c &= 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+        n = 3;
+        min = 0x800;
+        c &= 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+        n = 4;
+        min = 0x10000;
+        c &= 0x07;
+    } else
+        return 0;
     if (n > left)
         return 0;
     for (size_t i = 1; i < n; i++) {

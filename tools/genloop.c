@@ -51,19 +51,26 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg)
 /* Parses argv into o for command `cmd` (mask F_*); returns 0 or an exit code. */
 static int parse(int argc, char **argv, const char *cmd, int mask, opts *o, const char **pos)
 {
-    *o = (opts){ .n_predict = 256, .threads = 0, .n_ctx = 0, .keep = 0, .temp = 0.8,
-                 .top_k = 40, .top_p = 0.95, .min_p = 0.05, .repeat_penalty = 1.0,
+    *o = (opts){ .n_predict = 256,
+                 .threads = 0,
+                 .n_ctx = 0,
+                 .keep = 0,
+                 .temp = 0.8,
+                 .top_k = 40,
+                 .top_p = 0.95,
+                 .min_p = 0.05,
+                 .repeat_penalty = 1.0,
                  .repeat_last_n = 64 };
     if (pos)
         *pos = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define TAKES_VALUE(allowed)                                                                   \
-    if (!((allowed)&mask))                                                                     \
-        return usage_error(cmd, "unknown option '%s'", a);                                     \
-    if (!v)                                                                                    \
-        return usage_error(cmd, "option '%s' needs a value", a);                               \
+#define TAKES_VALUE(allowed)                                                                       \
+    if (!((allowed)&mask))                                                                         \
+        return usage_error(cmd, "unknown option '%s'", a);                                         \
+    if (!v)                                                                                        \
+        return usage_error(cmd, "option '%s' needs a value", a);                                   \
     i++;
         long long iv;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -229,8 +236,10 @@ static bool on_token(void *user, int32_t id, const char *text, size_t len)
     run_state *rs = user;
     if (id >= 0 && ++rs->n_pos > rs->n_train && !rs->warned && rs->n_train > 0) {
         rs->warned = true;
-        fprintf(stderr, "%sgenloop: warning: generation has passed the %d positions the model was "
-                "trained on; text may degrade from here\n", rs->stream ? "\n" : "", rs->n_train);
+        fprintf(stderr,
+                "%sgenloop: warning: generation has passed the %d positions the model was "
+                "trained on; text may degrade from here\n",
+                rs->stream ? "\n" : "", rs->n_train);
     }
     if (rs->stream) {
         fwrite(text, 1, len, stdout);
@@ -277,7 +286,8 @@ static int cmd_run(int argc, char **argv)
     if (o.context_policy == GL_CTX_POLICY_RING && mi.n_pos_learned > 0) {
         cli_error("--context-policy ring cannot run this '%s' model: its %d positions are "
                   "learned (position_embd), so past them a sliding window is not exact; use "
-                  "--context-policy crop (the default)", mi.arch, mi.n_pos_learned);
+                  "--context-policy crop (the default)",
+                  mi.arch, mi.n_pos_learned);
         rc = EXIT_USAGE;
         goto done;
     }
@@ -361,8 +371,8 @@ static int cmd_run(int argc, char **argv)
         json_write_str(stdout, rs.text ? rs.text : "", rs.len);
         printf(", \"stop\": \"%s\", \"seed\": %llu, \"timings\": {\"prefill_ms\": %.3f, "
                "\"decode_ms\": %.3f, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f}}\n",
-               gl_stop_reason_name(res.stop), (unsigned long long)gp.sampling.seed,
-               res.prefill_ms, res.decode_ms, pre_tok_s, dec_tok_s);
+               gl_stop_reason_name(res.stop), (unsigned long long)gp.sampling.seed, res.prefill_ms,
+               res.decode_ms, pre_tok_s, dec_tok_s);
     } else {
         fputc('\n', stdout);
     }
@@ -577,8 +587,8 @@ static int cmd_info(int argc, char **argv)
     printf("model: %s\n", o.model);
     printf("  gguf version: %u, tensors: %llu, file: %llu bytes\n", mi.gguf_version,
            (unsigned long long)mi.n_tensors, (unsigned long long)mi.file_bytes);
-    printf("  architecture: %s%s%s%s\n", mi.arch[0] ? mi.arch : "(none)",
-           mi.name[0] ? " (" : "", mi.name, mi.name[0] ? ")" : "");
+    printf("  architecture: %s%s%s%s\n", mi.arch[0] ? mi.arch : "(none)", mi.name[0] ? " (" : "",
+           mi.name, mi.name[0] ? ")" : "");
     printf("  vocabulary: %d tokens, bos %d, eos %d, add_bos %s\n", mi.n_vocab, mi.bos_id,
            mi.eos_id, mi.add_bos ? "yes" : "no");
     if (mi.has_weights) {
@@ -595,8 +605,7 @@ static int cmd_info(int argc, char **argv)
         for (int t = 0; t < 32; t++)
             if (mi.type_counts[t])
                 printf(" %s x%llu (%llu bytes)", gl_type_name(t),
-                       (unsigned long long)mi.type_counts[t],
-                       (unsigned long long)mi.type_bytes[t]);
+                       (unsigned long long)mi.type_counts[t], (unsigned long long)mi.type_bytes[t]);
         printf("\n  memory: weights %llu bytes (mapped), KV cache %llu bytes at context %d\n",
                (unsigned long long)mi.weight_bytes,
                (unsigned long long)gl_model_kv_bytes(m, mi.n_ctx_train), mi.n_ctx_train);

@@ -127,9 +127,9 @@ static bool string(parser *p, char **out, size_t *out_len)
                         free(buf);
                         return false;
                     }
-                    cp = lo >= 0xdc00 && lo < 0xe000 ? 0x10000 + ((cp - 0xd800) << 10) +
-                                                           (lo - 0xdc00)
-                                                     : 0xfffd;
+                    cp = lo >= 0xdc00 && lo < 0xe000
+                             ? 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00)
+                             : 0xfffd;
                 } else if (cp >= 0xd800 && cp < 0xe000) {
                     cp = 0xfffd;
                 }

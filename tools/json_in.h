@@ -12,13 +12,13 @@ enum { JV_NULL, JV_BOOL, JV_NUM, JV_STR, JV_STR_ARRAY, JV_OTHER /* object, mixed
 typedef struct json_value {
     char key[64];
     int type;
-    const char *raw;  /* the value's text in the line, for echoing ids */
+    const char *raw; /* the value's text in the line, for echoing ids */
     size_t raw_len;
     double num;
     bool b;
-    char *str;        /* decoded, NUL-terminated (may hold NULs: str_len) */
+    char *str; /* decoded, NUL-terminated (may hold NULs: str_len) */
     size_t str_len;
-    char **arr;       /* JV_STR_ARRAY */
+    char **arr; /* JV_STR_ARRAY */
     int n_arr;
 } json_value;
 

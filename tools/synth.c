@@ -142,7 +142,7 @@ int cmd_synth(int argc, char **argv)
     shape s = { 0 };
     long long custom[7] = { 0 }; /* dim layers heads kv ffn vocab ctx */
     static const char *const custom_flags[7] = { "--dim", "--layers", "--heads", "--kv-heads",
-                                                 "--ffn", "--vocab", "--ctx" };
+                                                 "--ffn", "--vocab",  "--ctx" };
     uint64_t seed = 1234;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -229,20 +229,20 @@ int cmd_synth(int argc, char **argv)
     tensor_plan *plan = calloc((size_t)(3 + 9 * s.layers), sizeof *plan);
     /* init scale ~ 1/sqrt(fan_in) keeps activations O(1) through the stack */
     const float a_in = 1.0f / sqrtf((float)s.dim), a_ffn = 1.0f / sqrtf((float)s.ffn);
-#define PLAN(nm, e0, e1, ty, sc)                                                                \
-    do {                                                                                        \
-        snprintf(plan[n_t].name, sizeof plan[n_t].name, "%s", nm);                             \
-        plan[n_t].ne0 = e0;                                                                     \
-        plan[n_t].ne1 = e1;                                                                     \
-        plan[n_t].type = ty;                                                                    \
-        plan[n_t].scale = sc;                                                                   \
-        n_t++;                                                                                  \
+#define PLAN(nm, e0, e1, ty, sc)                                                                   \
+    do {                                                                                           \
+        snprintf(plan[n_t].name, sizeof plan[n_t].name, "%s", nm);                                 \
+        plan[n_t].ne0 = e0;                                                                        \
+        plan[n_t].ne1 = e1;                                                                        \
+        plan[n_t].type = ty;                                                                       \
+        plan[n_t].scale = sc;                                                                      \
+        n_t++;                                                                                     \
     } while (0)
     PLAN("token_embd.weight", s.dim, s.vocab, wtype, 1.0f);
     for (int l = 0; l < s.layers; l++) {
         char nm[64];
-#define LPLAN(part, e0, e1, ty, sc)                                                             \
-    snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, part);                                       \
+#define LPLAN(part, e0, e1, ty, sc)                                                                \
+    snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, part);                                          \
     PLAN(nm, e0, e1, ty, sc)
         LPLAN("attn_norm", s.dim, 0, SW_F32, 1.0f);
         LPLAN("attn_q", s.dim, s.dim, wtype, a_in);

@@ -21,34 +21,33 @@ static inline int x8_index(int r, int j)
  * go, 4 bytes at a time, to the interleaved positions (x8_index). Written
  * with 4-byte copies so that loading a model stays fast (the loader runs
  * this on every thread over disjoint groups). */
-#define DEF_REPACK(NAME, BLK, XBLK, QS)                                                        \
-    GL_DECL_REPACK_FN(NAME)                                                                    \
-    {                                                                                          \
-        const int nblk = n / 32;                                                               \
-        XBLK *out = dst;                                                                       \
-        for (int g = g0; g < g1; g++) {                                                        \
-            const BLK *src[GL_X8_ROWS];                                                        \
-            for (int r = 0; r < GL_X8_ROWS; r++) {                                             \
-                const int row = g * GL_X8_ROWS + r;                                            \
-                src[r] = row < n_rows                                                          \
-                             ? (const BLK *)((const char *)w + (size_t)row * w_row_bytes)      \
-                             : NULL; /* padding: d = 0, quants 0 */                            \
-            }                                                                                  \
-            XBLK *o = out + (size_t)g * nblk;                                                  \
-            for (int b = 0; b < nblk; b++, o++)                                                \
-                for (int r = 0; r < GL_X8_ROWS; r++) {                                         \
-                    if (!src[r]) {                                                             \
-                        o->d[r] = 0;                                                           \
-                        for (int k = 0; k < (QS) / 4; k++)                                     \
-                            memset(&o->qs[x8_index(r, 4 * k)], 0, 4);                          \
-                        continue;                                                              \
-                    }                                                                          \
-                    const BLK *sb = src[r] + b;                                                \
-                    o->d[r] = sb->d;                                                           \
-                    for (int k = 0; k < (QS) / 4; k++)                                         \
-                        memcpy(&o->qs[x8_index(r, 4 * k)], &sb->qs[4 * k], 4);                 \
-                }                                                                              \
-        }                                                                                      \
+#define DEF_REPACK(NAME, BLK, XBLK, QS)                                                            \
+    GL_DECL_REPACK_FN(NAME)                                                                        \
+    {                                                                                              \
+        const int nblk = n / 32;                                                                   \
+        XBLK *out = dst;                                                                           \
+        for (int g = g0; g < g1; g++) {                                                            \
+            const BLK *src[GL_X8_ROWS];                                                            \
+            for (int r = 0; r < GL_X8_ROWS; r++) {                                                 \
+                const int row = g * GL_X8_ROWS + r;                                                \
+                src[r] = row < n_rows ? (const BLK *)((const char *)w + (size_t)row * w_row_bytes) \
+                                      : NULL; /* padding: d = 0, quants 0 */                       \
+            }                                                                                      \
+            XBLK *o = out + (size_t)g * nblk;                                                      \
+            for (int b = 0; b < nblk; b++, o++)                                                    \
+                for (int r = 0; r < GL_X8_ROWS; r++) {                                             \
+                    if (!src[r]) {                                                                 \
+                        o->d[r] = 0;                                                               \
+                        for (int k = 0; k < (QS) / 4; k++)                                         \
+                            memset(&o->qs[x8_index(r, 4 * k)], 0, 4);                              \
+                        continue;                                                                  \
+                    }                                                                              \
+                    const BLK *sb = src[r] + b;                                                    \
+                    o->d[r] = sb->d;                                                               \
+                    for (int k = 0; k < (QS) / 4; k++)                                             \
+                        memcpy(&o->qs[x8_index(r, 4 * k)], &sb->qs[4 * k], 4);                     \
+                }                                                                                  \
+        }                                                                                          \
     }
 
 DEF_REPACK(gl_repack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2)
@@ -83,33 +82,33 @@ GL_DECL_UNPACK_FN(gl_unpack_q8_0_x8_generic)
 /* Whole groups at a time, the 8 rows' integer sums side by side (the loop
  * nest follows the layout, so compilers vectorize it); rows [r0, r1) of
  * each group are stored. */
-#define DEF_X8_MATMUL(NAME, XBLK, QS, DOT)                                                     \
-    GL_DECL_MATMUL_FN(NAME)                                                                    \
-    {                                                                                          \
-        const int nblk = n / 32;                                                               \
-        for (int bcol = 0; bcol < nb; bcol++) {                                                \
-            const block_q8_0 *xb = (const block_q8_0 *)((const char *)x + bcol * x_stride);    \
-            for (int g = r0 / GL_X8_ROWS; g * GL_X8_ROWS < r1; g++) {                          \
-                const XBLK *wg = (const XBLK *)((const char *)w + (size_t)g * w_row_bytes);    \
-                float sum[GL_X8_ROWS] = { 0 };                                                 \
-                for (int b = 0; b < nblk; b++) {                                               \
-                    int isum[GL_X8_ROWS] = { 0 };                                              \
-                    for (int k = 0; k < (QS) / 4; k++)                                         \
-                        for (int r = 0; r < GL_X8_ROWS; r++)                                   \
-                            for (int j = 0; j < 4; j++)                                        \
-                                isum[r] += DOT(wg[b].qs[x8_index(r, 4 * k + j)], xb[b].qs,     \
-                                               4 * k + j);                                     \
-                    const float dx = gl_f16_to_f32(xb[b].d);                                   \
-                    for (int r = 0; r < GL_X8_ROWS; r++)                                       \
-                        sum[r] += (float)isum[r] * (gl_f16_to_f32(wg[b].d[r]) * dx);           \
-                }                                                                              \
-                for (int r = 0; r < GL_X8_ROWS; r++) {                                         \
-                    const int row = g * GL_X8_ROWS + r;                                        \
-                    if (row >= r0 && row < r1)                                                 \
-                        y[bcol * y_stride + row] = sum[r];                                     \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
+#define DEF_X8_MATMUL(NAME, XBLK, QS, DOT)                                                         \
+    GL_DECL_MATMUL_FN(NAME)                                                                        \
+    {                                                                                              \
+        const int nblk = n / 32;                                                                   \
+        for (int bcol = 0; bcol < nb; bcol++) {                                                    \
+            const block_q8_0 *xb = (const block_q8_0 *)((const char *)x + bcol * x_stride);        \
+            for (int g = r0 / GL_X8_ROWS; g * GL_X8_ROWS < r1; g++) {                              \
+                const XBLK *wg = (const XBLK *)((const char *)w + (size_t)g * w_row_bytes);        \
+                float sum[GL_X8_ROWS] = { 0 };                                                     \
+                for (int b = 0; b < nblk; b++) {                                                   \
+                    int isum[GL_X8_ROWS] = { 0 };                                                  \
+                    for (int k = 0; k < (QS) / 4; k++)                                             \
+                        for (int r = 0; r < GL_X8_ROWS; r++)                                       \
+                            for (int j = 0; j < 4; j++)                                            \
+                                isum[r] +=                                                         \
+                                    DOT(wg[b].qs[x8_index(r, 4 * k + j)], xb[b].qs, 4 * k + j);    \
+                    const float dx = gl_f16_to_f32(xb[b].d);                                       \
+                    for (int r = 0; r < GL_X8_ROWS; r++)                                           \
+                        sum[r] += (float)isum[r] * (gl_f16_to_f32(wg[b].d[r]) * dx);               \
+                }                                                                                  \
+                for (int r = 0; r < GL_X8_ROWS; r++) {                                             \
+                    const int row = g * GL_X8_ROWS + r;                                            \
+                    if (row >= r0 && row < r1)                                                     \
+                        y[bcol * y_stride + row] = sum[r];                                         \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 /* Q4_0: byte i holds element i (low nibble) and i + 16 (high), w = u - 8 */

@@ -23,8 +23,8 @@ uint32_t gl_cpu_detect_arch(void)
     if ((c >> 20) & 1)
         f |= GL_CPU_SSE42;
     uint64_t xcr0 = osxsave ? xgetbv0() : 0;
-    const int ymm_ok = (xcr0 & 0x6) == 0x6;     /* SSE and AVX state    */
-    const int zmm_ok = (xcr0 & 0xe6) == 0xe6;   /* + opmask, ZMM hi/lo  */
+    const int ymm_ok = (xcr0 & 0x6) == 0x6;   /* SSE and AVX state    */
+    const int zmm_ok = (xcr0 & 0xe6) == 0xe6; /* + opmask, ZMM hi/lo  */
     if (ymm_ok && ((c >> 28) & 1))
         f |= GL_CPU_AVX;
     if (ymm_ok && ((c >> 12) & 1))

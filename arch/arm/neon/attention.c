@@ -25,10 +25,18 @@
 enum { KT_F32, KT_F16, KT_Q8 };
 #define JB 64 /* V rows per block */
 
-typedef struct { float32x4_t a, b; } v8;
+typedef struct {
+    float32x4_t a, b;
+} v8;
 
-GL_ALWAYS_INLINE v8 v8_zero(void) { return (v8){ vdupq_n_f32(0.0f), vdupq_n_f32(0.0f) }; }
-GL_ALWAYS_INLINE v8 v8_f32(const float *f) { return (v8){ vld1q_f32(f), vld1q_f32(f + 4) }; }
+GL_ALWAYS_INLINE v8 v8_zero(void)
+{
+    return (v8){ vdupq_n_f32(0.0f), vdupq_n_f32(0.0f) };
+}
+GL_ALWAYS_INLINE v8 v8_f32(const float *f)
+{
+    return (v8){ vld1q_f32(f), vld1q_f32(f + 4) };
+}
 GL_ALWAYS_INLINE v8 v8_f32p(const float *f, int m)
 {
     float t[8] = { 0 };
@@ -46,7 +54,10 @@ GL_ALWAYS_INLINE v8 v8_f16(const uint16_t *p)
     return (v8){ gl_h2f4(vget_low_u16(h)), vcvt_high_f32_f16(vreinterpretq_f16_u16(h)) };
 }
 
-GL_ALWAYS_INLINE float q8_d(const block_q8_0 *b) { return gl_f16_to_f32(gl_blk_d(b)); }
+GL_ALWAYS_INLINE float q8_d(const block_q8_0 *b)
+{
+    return gl_f16_to_f32(gl_blk_d(b));
+}
 
 /* Elements [e, e + m) of a Q8_0 row (m <= 8), zeros after. */
 GL_ALWAYS_INLINE v8 ldp8_q8(const void *row, int e, int m)
@@ -161,9 +172,9 @@ GL_ALWAYS_INLINE void scores_rc(const int kt, const int R, const int C, float *s
     }
 }
 
-GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const float *q,
-                               size_t qstr, int nq, const void *k, size_t rs, int nk, int e0,
-                               int len, float scale)
+GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const float *q, size_t qstr,
+                               int nq, const void *k, size_t rs, int nk, int e0, int len,
+                               float scale)
 {
     if (nq >= 8)
         scores_rc(kt, 1, 8, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale);
@@ -177,8 +188,8 @@ GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const flo
 
 /* Elements [i, i + m) (m <= 8, FULL: m == 8) of HB heads over nr rows. */
 GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int FULL, float *out, size_t os,
-                                const float *p, size_t ps, const char *v, size_t rs, int nr,
-                                int e0, int i, int m)
+                                const float *p, size_t ps, const char *v, size_t rs, int nr, int e0,
+                                int i, int m)
 {
     v8 o[8];
     for (int h = 0; h < HB; h++)
@@ -246,7 +257,8 @@ GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f16_neon)
 }
 GL_DECL_ATTN_SCORES_Q8_G_FN(gl_attn_scores_q8_g_neon)
 {
-    scores_g(KT_Q8, scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, off, len, scale);
+    scores_g(KT_Q8, scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, off, len,
+             scale);
 }
 GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f32_neon)
 {

@@ -11,17 +11,17 @@ GL_ALWAYS_INLINE int32x4_t dot32_sdot(gl_q32 w, const int8_t *xq)
     return vdotq_s32(a, w.hi, vld1q_s8(xq + 16));
 }
 
-#define DEF_ISUM(NAME, WBLK, UNPACK)                                                           \
-    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const block_q8_0 *const *xs,      \
-                               const int nc, int32x4_t *s)                                    \
-    {                                                                                          \
-        const gl_q32 w0 = UNPACK(wr[0] + b), w1 = UNPACK(wr[1] + b);                           \
-        const gl_q32 w2 = UNPACK(wr[2] + b), w3 = UNPACK(wr[3] + b);                           \
-        for (int c = 0; c < nc; c++) {                                                         \
-            const int8_t *xq = xs[c][b].qs;                                                    \
-            s[c] = gl_reduce4_s32(dot32_sdot(w0, xq), dot32_sdot(w1, xq), dot32_sdot(w2, xq),  \
-                                  dot32_sdot(w3, xq));                                         \
-        }                                                                                      \
+#define DEF_ISUM(NAME, WBLK, UNPACK)                                                               \
+    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const block_q8_0 *const *xs,          \
+                               const int nc, int32x4_t *s)                                         \
+    {                                                                                              \
+        const gl_q32 w0 = UNPACK(wr[0] + b), w1 = UNPACK(wr[1] + b);                               \
+        const gl_q32 w2 = UNPACK(wr[2] + b), w3 = UNPACK(wr[3] + b);                               \
+        for (int c = 0; c < nc; c++) {                                                             \
+            const int8_t *xq = xs[c][b].qs;                                                        \
+            s[c] = gl_reduce4_s32(dot32_sdot(w0, xq), dot32_sdot(w1, xq), dot32_sdot(w2, xq),      \
+                                  dot32_sdot(w3, xq));                                             \
+        }                                                                                          \
     }
 
 DEF_ISUM(isum_q8_0_sdot, block_q8_0, gl_unpack_q8_0)
@@ -48,8 +48,8 @@ GL_ALWAYS_INLINE void isum_q8x8_col(const block_q8_0x8 *wb, const int8_t *xq, in
     const int8x16_t x0 = vld1q_s8(xq), x1 = vld1q_s8(xq + 16);
     const int8_t *q = wb->qs;
     int32x4_t a0 = vdupq_n_s32(0), a1 = a0, b0 = a0, b1 = a0;
-#define Q8X8_STEP(k, A, B, X, L)                                                                \
-    A = vdotq_laneq_s32(A, vld1q_s8(q + 32 * (k)), X, L);                                       \
+#define Q8X8_STEP(k, A, B, X, L)                                                                   \
+    A = vdotq_laneq_s32(A, vld1q_s8(q + 32 * (k)), X, L);                                          \
     B = vdotq_laneq_s32(B, vld1q_s8(q + 32 * (k) + 16), X, L)
     Q8X8_STEP(0, a0, b0, x0, 0);
     Q8X8_STEP(1, a1, b1, x0, 1);
@@ -73,13 +73,13 @@ GL_ALWAYS_INLINE void isum_q4x8_col(const block_q4_0x8 *wb, const int8_t *xq, in
     const uint8x16_t m4 = vdupq_n_u8(0x0f);
     const int8x16_t eight = vdupq_n_s8(8);
     int32x4_t a0 = vdupq_n_s32(0), a1 = a0, b0 = a0, b1 = a0;
-#define Q4X8_STEP(k)                                                                            \
-    do {                                                                                        \
-        const uint8x16_t qa = vld1q_u8(wb->qs + 32 * (k)), qb = vld1q_u8(wb->qs + 32 * (k) + 16); \
-        a0 = vdotq_laneq_s32(a0, vsubq_s8(vreinterpretq_s8_u8(vandq_u8(qa, m4)), eight), x0, k); \
-        b0 = vdotq_laneq_s32(b0, vsubq_s8(vreinterpretq_s8_u8(vandq_u8(qb, m4)), eight), x0, k); \
-        a1 = vdotq_laneq_s32(a1, vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(qa, 4)), eight), x1, k); \
-        b1 = vdotq_laneq_s32(b1, vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(qb, 4)), eight), x1, k); \
+#define Q4X8_STEP(k)                                                                               \
+    do {                                                                                           \
+        const uint8x16_t qa = vld1q_u8(wb->qs + 32 * (k)), qb = vld1q_u8(wb->qs + 32 * (k) + 16);  \
+        a0 = vdotq_laneq_s32(a0, vsubq_s8(vreinterpretq_s8_u8(vandq_u8(qa, m4)), eight), x0, k);   \
+        b0 = vdotq_laneq_s32(b0, vsubq_s8(vreinterpretq_s8_u8(vandq_u8(qb, m4)), eight), x0, k);   \
+        a1 = vdotq_laneq_s32(a1, vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(qa, 4)), eight), x1, k);  \
+        b1 = vdotq_laneq_s32(b1, vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(qb, 4)), eight), x1, k);  \
     } while (0)
     Q4X8_STEP(0);
     Q4X8_STEP(1);
@@ -90,12 +90,12 @@ GL_ALWAYS_INLINE void isum_q4x8_col(const block_q4_0x8 *wb, const int8_t *xq, in
     *hi = vaddq_s32(b0, b1);
 }
 
-#define DEF_PK_ISUM(NAME, WBLK, COL)                                                           \
-    GL_ALWAYS_INLINE void NAME(const WBLK *wb, const block_q8_0 *const *xs, int b,            \
-                               const int nc, int32x4_t *lo, int32x4_t *hi)                    \
-    {                                                                                          \
-        for (int c = 0; c < nc; c++)                                                           \
-            COL(wb, xs[c][b].qs, &lo[c], &hi[c]);                                              \
+#define DEF_PK_ISUM(NAME, WBLK, COL)                                                               \
+    GL_ALWAYS_INLINE void NAME(const WBLK *wb, const block_q8_0 *const *xs, int b, const int nc,   \
+                               int32x4_t *lo, int32x4_t *hi)                                       \
+    {                                                                                              \
+        for (int c = 0; c < nc; c++)                                                               \
+            COL(wb, xs[c][b].qs, &lo[c], &hi[c]);                                                  \
     }
 
 DEF_PK_ISUM(pk_isum_q8x8_sdot, block_q8_0x8, isum_q8x8_col)

@@ -20,7 +20,9 @@
 #define FT_C 2 /* columns per tile */
 
 /* 8 elements at element index i of a row, as two float32x4 */
-typedef struct { float32x4_t a, b; } f8;
+typedef struct {
+    float32x4_t a, b;
+} f8;
 
 GL_ALWAYS_INLINE f8 ld_f32(const void *p, int i)
 {
@@ -64,68 +66,68 @@ GL_ALWAYS_INLINE void fma8(f8 *acc, f8 w, f8 x)
 }
 
 /* out[c][k] = dot(row k, column c) for k < m (rows past m repeat row m-1). */
-#define DEF_FTILE(NAME, LD, LDP)                                                               \
-    GL_ALWAYS_INLINE void NAME(const char *w, size_t wrb, int m, const float *const *xs,     \
-                               float out[FT_C][FT_R], int n, const int nc)                    \
-    {                                                                                          \
-        const char *wr[FT_R];                                                                  \
-        for (int k = 0; k < FT_R; k++)                                                         \
-            wr[k] = w + (size_t)(k < m ? k : m - 1) * wrb;                                     \
-        f8 acc[FT_R][FT_C];                                                                    \
-        for (int k = 0; k < FT_R; k++)                                                         \
-            for (int c = 0; c < nc; c++)                                                       \
-                acc[k][c] = (f8){ vdupq_n_f32(0.0f), vdupq_n_f32(0.0f) };                      \
-        int i = 0;                                                                             \
-        for (; i + 8 <= n; i += 8) {                                                           \
-            f8 xv[FT_C];                                                                       \
-            for (int c = 0; c < nc; c++)                                                       \
-                xv[c] = ld_f32(xs[c], i);                                                      \
-            for (int k = 0; k < FT_R; k++) {                                                   \
-                const f8 wv = LD(wr[k], i);                                                    \
-                for (int c = 0; c < nc; c++)                                                   \
-                    fma8(&acc[k][c], wv, xv[c]);                                               \
-            }                                                                                  \
-        }                                                                                      \
-        if (i < n) {                                                                           \
-            f8 xv[FT_C];                                                                       \
-            for (int c = 0; c < nc; c++)                                                       \
-                xv[c] = ldp_f32(xs[c], i, n - i);                                              \
-            for (int k = 0; k < FT_R; k++) {                                                   \
-                const f8 wv = LDP(wr[k], i, n - i);                                            \
-                for (int c = 0; c < nc; c++)                                                   \
-                    fma8(&acc[k][c], wv, xv[c]);                                               \
-            }                                                                                  \
-        }                                                                                      \
-        for (int k = 0; k < FT_R; k++)                                                         \
-            for (int c = 0; c < nc; c++)                                                       \
-                out[c][k] = gl_hsum8_f32(acc[k][c].a, acc[k][c].b);                            \
+#define DEF_FTILE(NAME, LD, LDP)                                                                   \
+    GL_ALWAYS_INLINE void NAME(const char *w, size_t wrb, int m, const float *const *xs,           \
+                               float out[FT_C][FT_R], int n, const int nc)                         \
+    {                                                                                              \
+        const char *wr[FT_R];                                                                      \
+        for (int k = 0; k < FT_R; k++)                                                             \
+            wr[k] = w + (size_t)(k < m ? k : m - 1) * wrb;                                         \
+        f8 acc[FT_R][FT_C];                                                                        \
+        for (int k = 0; k < FT_R; k++)                                                             \
+            for (int c = 0; c < nc; c++)                                                           \
+                acc[k][c] = (f8){ vdupq_n_f32(0.0f), vdupq_n_f32(0.0f) };                          \
+        int i = 0;                                                                                 \
+        for (; i + 8 <= n; i += 8) {                                                               \
+            f8 xv[FT_C];                                                                           \
+            for (int c = 0; c < nc; c++)                                                           \
+                xv[c] = ld_f32(xs[c], i);                                                          \
+            for (int k = 0; k < FT_R; k++) {                                                       \
+                const f8 wv = LD(wr[k], i);                                                        \
+                for (int c = 0; c < nc; c++)                                                       \
+                    fma8(&acc[k][c], wv, xv[c]);                                                   \
+            }                                                                                      \
+        }                                                                                          \
+        if (i < n) {                                                                               \
+            f8 xv[FT_C];                                                                           \
+            for (int c = 0; c < nc; c++)                                                           \
+                xv[c] = ldp_f32(xs[c], i, n - i);                                                  \
+            for (int k = 0; k < FT_R; k++) {                                                       \
+                const f8 wv = LDP(wr[k], i, n - i);                                                \
+                for (int c = 0; c < nc; c++)                                                       \
+                    fma8(&acc[k][c], wv, xv[c]);                                                   \
+            }                                                                                      \
+        }                                                                                          \
+        for (int k = 0; k < FT_R; k++)                                                             \
+            for (int c = 0; c < nc; c++)                                                           \
+                out[c][k] = gl_hsum8_f32(acc[k][c].a, acc[k][c].b);                                \
     }
 
 DEF_FTILE(ftile_f32, ld_f32, ldp_f32)
 DEF_FTILE(ftile_f16, ld_f16, ldp_f16)
 DEF_FTILE(ftile_bf16, ld_bf16, ldp_bf16)
 
-#define DEF_FMATMUL(NAME, TILE)                                                                \
-    GL_DECL_MATMUL_FN(NAME)                                                                    \
-    {                                                                                          \
-        for (int r = r0; r < r1; r += FT_R) {                                                  \
-            const int m = r1 - r < FT_R ? r1 - r : FT_R;                                       \
-            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                        \
-            for (int c0 = 0; c0 < nb; c0 += FT_C) {                                            \
-                const int nc = nb - c0 < FT_C ? nb - c0 : FT_C;                                \
-                const float *xs[FT_C];                                                         \
-                float out[FT_C][FT_R];                                                         \
-                for (int c = 0; c < nc; c++)                                                   \
-                    xs[c] = (const float *)((const char *)x + (size_t)(c0 + c) * x_stride);    \
-                if (nc == FT_C)                                                                \
-                    TILE(wt, w_row_bytes, m, xs, out, n, FT_C);                                \
-                else                                                                           \
-                    TILE(wt, w_row_bytes, m, xs, out, n, 1);                                   \
-                for (int c = 0; c < nc; c++)                                                   \
-                    for (int k = 0; k < m; k++)                                                \
-                        y[(size_t)(c0 + c) * y_stride + r + k] = out[c][k];                    \
-            }                                                                                  \
-        }                                                                                      \
+#define DEF_FMATMUL(NAME, TILE)                                                                    \
+    GL_DECL_MATMUL_FN(NAME)                                                                        \
+    {                                                                                              \
+        for (int r = r0; r < r1; r += FT_R) {                                                      \
+            const int m = r1 - r < FT_R ? r1 - r : FT_R;                                           \
+            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                            \
+            for (int c0 = 0; c0 < nb; c0 += FT_C) {                                                \
+                const int nc = nb - c0 < FT_C ? nb - c0 : FT_C;                                    \
+                const float *xs[FT_C];                                                             \
+                float out[FT_C][FT_R];                                                             \
+                for (int c = 0; c < nc; c++)                                                       \
+                    xs[c] = (const float *)((const char *)x + (size_t)(c0 + c) * x_stride);        \
+                if (nc == FT_C)                                                                    \
+                    TILE(wt, w_row_bytes, m, xs, out, n, FT_C);                                    \
+                else                                                                               \
+                    TILE(wt, w_row_bytes, m, xs, out, n, 1);                                       \
+                for (int c = 0; c < nc; c++)                                                       \
+                    for (int k = 0; k < m; k++)                                                    \
+                        y[(size_t)(c0 + c) * y_stride + r + k] = out[c][k];                        \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 DEF_FMATMUL(gl_matmul_f32_neon, ftile_f32)
@@ -134,17 +136,17 @@ DEF_FMATMUL(gl_matmul_bf16_neon, ftile_bf16)
 
 /* scores[j] = (q . k_j) * scale: the dot as in the matmuls, then one
  * multiply, as in generic. */
-#define DEF_SCORES(NAME, TILE)                                                                 \
-    GL_DECL_ATTN_SCORES_FN(NAME)                                                               \
-    {                                                                                          \
-        const float *xs[FT_C] = { q, q };                                                      \
-        for (int j = 0; j < n_keys; j += FT_R) {                                               \
-            const int m = n_keys - j < FT_R ? n_keys - j : FT_R;                               \
-            float out[FT_C][FT_R];                                                             \
-            TILE((const char *)k + (size_t)j * row_stride, row_stride, m, xs, out, len, 1);    \
-            for (int t = 0; t < m; t++)                                                        \
-                scores[j + t] = out[0][t] * scale;                                             \
-        }                                                                                      \
+#define DEF_SCORES(NAME, TILE)                                                                     \
+    GL_DECL_ATTN_SCORES_FN(NAME)                                                                   \
+    {                                                                                              \
+        const float *xs[FT_C] = { q, q };                                                          \
+        for (int j = 0; j < n_keys; j += FT_R) {                                                   \
+            const int m = n_keys - j < FT_R ? n_keys - j : FT_R;                                   \
+            float out[FT_C][FT_R];                                                                 \
+            TILE((const char *)k + (size_t)j * row_stride, row_stride, m, xs, out, len, 1);        \
+            for (int t = 0; t < m; t++)                                                            \
+                scores[j + t] = out[0][t] * scale;                                                 \
+        }                                                                                          \
     }
 
 DEF_SCORES(gl_attn_scores_f32_neon, ftile_f32)
@@ -153,48 +155,48 @@ DEF_SCORES(gl_attn_scores_f16_neon, ftile_f16)
 /* out[i] += p[j] * v_j[i], rows in order, multiply then add: the same
  * operations per element as generic, so the result is bit-identical. Up to
  * 16 outputs stay in registers across all rows. */
-#define DEF_ACCUM(NAME, LD, T)                                                                 \
-    GL_DECL_ATTN_ACCUM_FN(NAME)                                                                \
-    {                                                                                          \
-        int i = 0;                                                                             \
-        for (; i + 16 <= len; i += 16) {                                                       \
-            f8 o0 = ld_f32(out, i), o1 = ld_f32(out, i + 8);                                   \
-            for (int j = 0; j < n_rows; j++) {                                                 \
-                const void *vr = (const char *)v + (size_t)j * row_stride;                     \
-                const float32x4_t pj = vdupq_n_f32(p[j]);                                      \
-                const f8 v0 = LD(vr, i), v1 = LD(vr, i + 8);                                   \
-                o0.a = vaddq_f32(o0.a, vmulq_f32(pj, v0.a));                                   \
-                o0.b = vaddq_f32(o0.b, vmulq_f32(pj, v0.b));                                   \
-                o1.a = vaddq_f32(o1.a, vmulq_f32(pj, v1.a));                                   \
-                o1.b = vaddq_f32(o1.b, vmulq_f32(pj, v1.b));                                   \
-            }                                                                                  \
-            vst1q_f32(out + i, o0.a);                                                          \
-            vst1q_f32(out + i + 4, o0.b);                                                      \
-            vst1q_f32(out + i + 8, o1.a);                                                      \
-            vst1q_f32(out + i + 12, o1.b);                                                     \
-        }                                                                                      \
-        for (; i + 8 <= len; i += 8) {                                                         \
-            f8 o0 = ld_f32(out, i);                                                            \
-            for (int j = 0; j < n_rows; j++) {                                                 \
-                const float32x4_t pj = vdupq_n_f32(p[j]);                                      \
-                const f8 v0 = LD((const char *)v + (size_t)j * row_stride, i);                 \
-                o0.a = vaddq_f32(o0.a, vmulq_f32(pj, v0.a));                                   \
-                o0.b = vaddq_f32(o0.b, vmulq_f32(pj, v0.b));                                   \
-            }                                                                                  \
-            vst1q_f32(out + i, o0.a);                                                          \
-            vst1q_f32(out + i + 4, o0.b);                                                      \
-        }                                                                                      \
-        for (; i < len; i++) {                                                                 \
-            float o = out[i];                                                                  \
-            for (int j = 0; j < n_rows; j++) {                                                 \
-                const T *vr = (const T *)((const char *)v + (size_t)j * row_stride);           \
-                o += p[j] * TO_F32_##T(vr[i]);                                                 \
-            }                                                                                  \
-            out[i] = o;                                                                        \
-        }                                                                                      \
+#define DEF_ACCUM(NAME, LD, T)                                                                     \
+    GL_DECL_ATTN_ACCUM_FN(NAME)                                                                    \
+    {                                                                                              \
+        int i = 0;                                                                                 \
+        for (; i + 16 <= len; i += 16) {                                                           \
+            f8 o0 = ld_f32(out, i), o1 = ld_f32(out, i + 8);                                       \
+            for (int j = 0; j < n_rows; j++) {                                                     \
+                const void *vr = (const char *)v + (size_t)j * row_stride;                         \
+                const float32x4_t pj = vdupq_n_f32(p[j]);                                          \
+                const f8 v0 = LD(vr, i), v1 = LD(vr, i + 8);                                       \
+                o0.a = vaddq_f32(o0.a, vmulq_f32(pj, v0.a));                                       \
+                o0.b = vaddq_f32(o0.b, vmulq_f32(pj, v0.b));                                       \
+                o1.a = vaddq_f32(o1.a, vmulq_f32(pj, v1.a));                                       \
+                o1.b = vaddq_f32(o1.b, vmulq_f32(pj, v1.b));                                       \
+            }                                                                                      \
+            vst1q_f32(out + i, o0.a);                                                              \
+            vst1q_f32(out + i + 4, o0.b);                                                          \
+            vst1q_f32(out + i + 8, o1.a);                                                          \
+            vst1q_f32(out + i + 12, o1.b);                                                         \
+        }                                                                                          \
+        for (; i + 8 <= len; i += 8) {                                                             \
+            f8 o0 = ld_f32(out, i);                                                                \
+            for (int j = 0; j < n_rows; j++) {                                                     \
+                const float32x4_t pj = vdupq_n_f32(p[j]);                                          \
+                const f8 v0 = LD((const char *)v + (size_t)j * row_stride, i);                     \
+                o0.a = vaddq_f32(o0.a, vmulq_f32(pj, v0.a));                                       \
+                o0.b = vaddq_f32(o0.b, vmulq_f32(pj, v0.b));                                       \
+            }                                                                                      \
+            vst1q_f32(out + i, o0.a);                                                              \
+            vst1q_f32(out + i + 4, o0.b);                                                          \
+        }                                                                                          \
+        for (; i < len; i++) {                                                                     \
+            float o = out[i];                                                                      \
+            for (int j = 0; j < n_rows; j++) {                                                     \
+                const T *vr = (const T *)((const char *)v + (size_t)j * row_stride);               \
+                o += p[j] * TO_F32_##T(vr[i]);                                                     \
+            }                                                                                      \
+            out[i] = o;                                                                            \
+        }                                                                                          \
     }
 
-#define TO_F32_float(v) (v)
+#define TO_F32_float(v)    (v)
 #define TO_F32_uint16_t(v) gl_f16_to_f32(v)
 DEF_ACCUM(gl_attn_accum_f32_neon, ld_f32, float)
 DEF_ACCUM(gl_attn_accum_f16_neon, ld_f16, uint16_t)
@@ -278,8 +280,8 @@ GL_DECL_LAYERNORM_FN(gl_layernorm_neon)
     const float scale = 1.0f / sqrtf(ss / (float)n + eps);
     const float32x4_t vs = vdupq_n_f32(scale);
     for (j = 0; j + 4 <= n; j += 4) {
-        const float32x4_t t = vmulq_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + j), vm), vs),
-                                        vld1q_f32(w + j));
+        const float32x4_t t =
+            vmulq_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + j), vm), vs), vld1q_f32(w + j));
         vst1q_f32(out + j, vaddq_f32(t, vld1q_f32(b + j)));
     }
     for (; j < n; j++)

@@ -9,16 +9,18 @@
 
 /* The 4 8-byte chunks of two 32-byte rows, interleaved pairwise:
  * p[j] = [a chunk j | b chunk j]. */
-typedef struct { int8x16_t p[4]; } pair32;
+typedef struct {
+    int8x16_t p[4];
+} pair32;
 
 GL_ALWAYS_INLINE pair32 zip_rows(gl_q32 a, gl_q32 b)
 {
     const int64x2_t alo = vreinterpretq_s64_s8(a.lo), blo = vreinterpretq_s64_s8(b.lo);
     const int64x2_t ahi = vreinterpretq_s64_s8(a.hi), bhi = vreinterpretq_s64_s8(b.hi);
-    return (pair32){ { vreinterpretq_s8_s64(vzip1q_s64(alo, blo)),
-                       vreinterpretq_s8_s64(vzip2q_s64(alo, blo)),
-                       vreinterpretq_s8_s64(vzip1q_s64(ahi, bhi)),
-                       vreinterpretq_s8_s64(vzip2q_s64(ahi, bhi)) } };
+    return (pair32){
+        { vreinterpretq_s8_s64(vzip1q_s64(alo, blo)), vreinterpretq_s8_s64(vzip2q_s64(alo, blo)),
+          vreinterpretq_s8_s64(vzip1q_s64(ahi, bhi)), vreinterpretq_s8_s64(vzip2q_s64(ahi, bhi)) }
+    };
 }
 
 GL_ALWAYS_INLINE int32x4_t mmla32(const pair32 *w, const pair32 *x)
@@ -30,20 +32,20 @@ GL_ALWAYS_INLINE int32x4_t mmla32(const pair32 *w, const pair32 *x)
 }
 
 /* Columns go in pairs; an odd last column is paired with itself. */
-#define DEF_ISUM(NAME, WBLK, UNPACK)                                                           \
-    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const block_q8_0 *const *xs,      \
-                               const int nc, int32x4_t *s)                                    \
-    {                                                                                          \
-        const pair32 w01 = zip_rows(UNPACK(wr[0] + b), UNPACK(wr[1] + b));                     \
-        const pair32 w23 = zip_rows(UNPACK(wr[2] + b), UNPACK(wr[3] + b));                     \
-        for (int c = 0; c < nc; c += 2) {                                                      \
-            const int c1 = c + 1 < nc ? c + 1 : c;                                             \
-            const pair32 xp = zip_rows(gl_unpack_q8_0(xs[c] + b), gl_unpack_q8_0(xs[c1] + b)); \
-            const int32x4_t t01 = mmla32(&w01, &xp), t23 = mmla32(&w23, &xp);                  \
-            s[c] = vuzp1q_s32(t01, t23); /* {r0 r1 r2 r3} . column c  */                       \
-            if (c + 1 < nc)                                                                    \
-                s[c + 1] = vuzp2q_s32(t01, t23); /* . column c + 1 */                          \
-        }                                                                                      \
+#define DEF_ISUM(NAME, WBLK, UNPACK)                                                               \
+    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const block_q8_0 *const *xs,          \
+                               const int nc, int32x4_t *s)                                         \
+    {                                                                                              \
+        const pair32 w01 = zip_rows(UNPACK(wr[0] + b), UNPACK(wr[1] + b));                         \
+        const pair32 w23 = zip_rows(UNPACK(wr[2] + b), UNPACK(wr[3] + b));                         \
+        for (int c = 0; c < nc; c += 2) {                                                          \
+            const int c1 = c + 1 < nc ? c + 1 : c;                                                 \
+            const pair32 xp = zip_rows(gl_unpack_q8_0(xs[c] + b), gl_unpack_q8_0(xs[c1] + b));     \
+            const int32x4_t t01 = mmla32(&w01, &xp), t23 = mmla32(&w23, &xp);                      \
+            s[c] = vuzp1q_s32(t01, t23); /* {r0 r1 r2 r3} . column c  */                           \
+            if (c + 1 < nc)                                                                        \
+                s[c + 1] = vuzp2q_s32(t01, t23); /* . column c + 1 */                              \
+        }                                                                                          \
     }
 
 DEF_ISUM(isum_q8_0_mmla, block_q8_0, gl_unpack_q8_0)
@@ -76,26 +78,26 @@ GL_ALWAYS_INLINE int8x16_t zip32_hi(int8x16_t a, int8x16_t b)
 
 /* rows 0..7 of chunks (k, k + 1), given as 8 x 4 bytes each (ka/kb: rows
  * 0..3, ka4/kb4: rows 4..7), times activation pair chunk xm */
-#define X8_MMLA(ka, kb, ka4, kb4, xm)                                                            \
-    do {                                                                                        \
-        acc01 = vmmlaq_s32(acc01, zip32_lo(ka, kb), xm);                                        \
-        acc23 = vmmlaq_s32(acc23, zip32_hi(ka, kb), xm);                                        \
-        acc45 = vmmlaq_s32(acc45, zip32_lo(ka4, kb4), xm);                                      \
-        acc67 = vmmlaq_s32(acc67, zip32_hi(ka4, kb4), xm);                                      \
+#define X8_MMLA(ka, kb, ka4, kb4, xm)                                                              \
+    do {                                                                                           \
+        acc01 = vmmlaq_s32(acc01, zip32_lo(ka, kb), xm);                                           \
+        acc23 = vmmlaq_s32(acc23, zip32_hi(ka, kb), xm);                                           \
+        acc45 = vmmlaq_s32(acc45, zip32_lo(ka4, kb4), xm);                                         \
+        acc67 = vmmlaq_s32(acc67, zip32_hi(ka4, kb4), xm);                                         \
     } while (0)
 
-#define X8_PAIR_OUT()                                                                           \
-    do {                                                                                        \
-        lo[c] = vuzp1q_s32(acc01, acc23);                                                       \
-        hi[c] = vuzp1q_s32(acc45, acc67);                                                       \
-        if (c + 1 < nc) {                                                                       \
-            lo[c + 1] = vuzp2q_s32(acc01, acc23);                                               \
-            hi[c + 1] = vuzp2q_s32(acc45, acc67);                                               \
-        }                                                                                       \
+#define X8_PAIR_OUT()                                                                              \
+    do {                                                                                           \
+        lo[c] = vuzp1q_s32(acc01, acc23);                                                          \
+        hi[c] = vuzp1q_s32(acc45, acc67);                                                          \
+        if (c + 1 < nc) {                                                                          \
+            lo[c + 1] = vuzp2q_s32(acc01, acc23);                                                  \
+            hi[c + 1] = vuzp2q_s32(acc45, acc67);                                                  \
+        }                                                                                          \
     } while (0)
 
-GL_ALWAYS_INLINE void pk_isum_q8x8_mmla(const block_q8_0x8 *wb, const block_q8_0 *const *xs,
-                                        int b, const int nc, int32x4_t *lo, int32x4_t *hi)
+GL_ALWAYS_INLINE void pk_isum_q8x8_mmla(const block_q8_0x8 *wb, const block_q8_0 *const *xs, int b,
+                                        const int nc, int32x4_t *lo, int32x4_t *hi)
 {
     const int8_t *q = wb->qs;
     for (int c = 0; c < nc; c += 2) {
@@ -112,8 +114,8 @@ GL_ALWAYS_INLINE void pk_isum_q8x8_mmla(const block_q8_0x8 *wb, const block_q8_0
 
 /* Q4_0: low nibbles of chunks 0..3 are elements 0..15 (activation pair
  * chunks m = 0, 1), high nibbles elements 16..31 (m = 2, 3). */
-GL_ALWAYS_INLINE void pk_isum_q4x8_mmla(const block_q4_0x8 *wb, const block_q8_0 *const *xs,
-                                        int b, const int nc, int32x4_t *lo, int32x4_t *hi)
+GL_ALWAYS_INLINE void pk_isum_q4x8_mmla(const block_q4_0x8 *wb, const block_q8_0 *const *xs, int b,
+                                        const int nc, int32x4_t *lo, int32x4_t *hi)
 {
     const uint8x16_t m4 = vdupq_n_u8(0x0f);
     const int8x16_t eight = vdupq_n_s8(8);

@@ -21,8 +21,8 @@
 #endif
 
 #define PK_CAT2(a, b) a##b
-#define PK_CAT(a, b) PK_CAT2(a, b)
-#define PK_TILE PK_CAT(PK_NAME, _tile)
+#define PK_CAT(a, b)  PK_CAT2(a, b)
+#define PK_TILE       PK_CAT(PK_NAME, _tile)
 
 GL_ALWAYS_INLINE void PK_TILE(const PK_WBLK *wg, const block_q8_0 *const *xs, float *const *ys,
                               int nblk, int k0, int k1, const int nc)

@@ -25,8 +25,8 @@
 #endif
 
 #define QT_CAT2(a, b) a##b
-#define QT_CAT(a, b) QT_CAT2(a, b)
-#define QT_TILE QT_CAT(QT_NAME, _tile)
+#define QT_CAT(a, b)  QT_CAT2(a, b)
+#define QT_TILE       QT_CAT(QT_NAME, _tile)
 
 GL_ALWAYS_INLINE void QT_TILE(const char *w, size_t wrb, const block_q8_0 *const *xs,
                               float *const *ys, int nblk, int m, const int nc)

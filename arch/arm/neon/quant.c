@@ -52,16 +52,16 @@ GL_ALWAYS_INLINE int32x4_t dot32(gl_q32 w, const int8_t *xq)
     return vpadalq_s16(a, vmull_high_s8(w.hi, x1));
 }
 
-#define DEF_ISUM(NAME, WBLK, UNPACK)                                                           \
-    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const block_q8_0 *const *xs,      \
-                               const int nc, int32x4_t *s)                                    \
-    {                                                                                          \
-        const gl_q32 w0 = UNPACK(wr[0] + b), w1 = UNPACK(wr[1] + b);                           \
-        const gl_q32 w2 = UNPACK(wr[2] + b), w3 = UNPACK(wr[3] + b);                           \
-        for (int c = 0; c < nc; c++) {                                                         \
-            const int8_t *xq = xs[c][b].qs;                                                    \
-            s[c] = gl_reduce4_s32(dot32(w0, xq), dot32(w1, xq), dot32(w2, xq), dot32(w3, xq)); \
-        }                                                                                      \
+#define DEF_ISUM(NAME, WBLK, UNPACK)                                                               \
+    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const block_q8_0 *const *xs,          \
+                               const int nc, int32x4_t *s)                                         \
+    {                                                                                              \
+        const gl_q32 w0 = UNPACK(wr[0] + b), w1 = UNPACK(wr[1] + b);                               \
+        const gl_q32 w2 = UNPACK(wr[2] + b), w3 = UNPACK(wr[3] + b);                               \
+        for (int c = 0; c < nc; c++) {                                                             \
+            const int8_t *xq = xs[c][b].qs;                                                        \
+            s[c] = gl_reduce4_s32(dot32(w0, xq), dot32(w1, xq), dot32(w2, xq), dot32(w3, xq));     \
+        }                                                                                          \
     }
 
 DEF_ISUM(isum_q8_0, block_q8_0, gl_unpack_q8_0)

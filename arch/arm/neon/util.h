@@ -31,8 +31,14 @@ GL_ALWAYS_INLINE int32x4_t gl_reduce4_s32(int32x4_t p0, int32x4_t p1, int32x4_t 
 
 /* Half / bfloat16 to float, 4 or 8 at a time (exact, subnormals included:
  * Linux runs with FPCR.FZ / FZ16 clear). */
-GL_ALWAYS_INLINE float32x4_t gl_h2f4(uint16x4_t h) { return vcvt_f32_f16(vreinterpret_f16_u16(h)); }
-GL_ALWAYS_INLINE float32x4_t gl_bf2f4(uint16x4_t h) { return vreinterpretq_f32_u32(vshll_n_u16(h, 16)); }
+GL_ALWAYS_INLINE float32x4_t gl_h2f4(uint16x4_t h)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(h));
+}
+GL_ALWAYS_INLINE float32x4_t gl_bf2f4(uint16x4_t h)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(h, 16));
+}
 
 /* Block scale d of block b of a row, as a half bit pattern; rows may be at
  * any byte offset, so through memcpy. */
@@ -46,7 +52,9 @@ GL_ALWAYS_INLINE uint16_t gl_blk_d(const void *blk)
 /* A row's int8 quants for one block, widened to 32 signed bytes (lo = the
  * block's elements 0..15, hi = 16..31). Q4_0: byte j holds element j in its
  * low nibble and j + 16 in its high nibble; w = nibble - 8. */
-typedef struct { int8x16_t lo, hi; } gl_q32;
+typedef struct {
+    int8x16_t lo, hi;
+} gl_q32;
 
 GL_ALWAYS_INLINE gl_q32 gl_unpack_q8_0(const block_q8_0 *b)
 {

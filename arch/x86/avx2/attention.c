@@ -130,9 +130,9 @@ GL_ALWAYS_INLINE void scores_rc(const int kt, const int R, const int C, float *s
     }
 }
 
-GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const float *q,
-                               size_t qstr, int nq, const void *k, size_t rs, int nk, int e0,
-                               int len, float scale)
+GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const float *q, size_t qstr,
+                               int nq, const void *k, size_t rs, int nk, int e0, int len,
+                               float scale)
 {
     if (nq >= 8)
         scores_rc(kt, 1, 8, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale);
@@ -146,8 +146,8 @@ GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const flo
 
 /* Elements [i, i + m) (m <= 8, FULL: m == 8) of HB heads over nr rows. */
 GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int FULL, float *out, size_t os,
-                                const float *p, size_t ps, const char *v, size_t rs, int nr,
-                                int e0, int i, int m)
+                                const float *p, size_t ps, const char *v, size_t rs, int nr, int e0,
+                                int i, int m)
 {
     const __m256i mk = gl_tail_mask8(m);
     __m256 o[8];
@@ -210,7 +210,8 @@ GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f16_avx2)
 }
 GL_DECL_ATTN_SCORES_Q8_G_FN(gl_attn_scores_q8_g_avx2)
 {
-    scores_g(KT_Q8, scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, off, len, scale);
+    scores_g(KT_Q8, scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, off, len,
+             scale);
 }
 GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f32_avx2)
 {

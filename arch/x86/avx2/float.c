@@ -16,14 +16,26 @@
 #define FT_R 4 /* rows per tile    */
 #define FT_C 2 /* columns per tile */
 
-GL_ALWAYS_INLINE __m256 ld_f32(const void *p, int i) { return _mm256_loadu_ps((const float *)p + i); }
-GL_ALWAYS_INLINE __m256 ldp_f32(const void *p, int i, int m) { return gl_load_part_f32((const float *)p + i, m); }
-GL_ALWAYS_INLINE __m256 ld_f16(const void *p, int i) { return gl_load8_f16((const uint16_t *)p + i); }
+GL_ALWAYS_INLINE __m256 ld_f32(const void *p, int i)
+{
+    return _mm256_loadu_ps((const float *)p + i);
+}
+GL_ALWAYS_INLINE __m256 ldp_f32(const void *p, int i, int m)
+{
+    return gl_load_part_f32((const float *)p + i, m);
+}
+GL_ALWAYS_INLINE __m256 ld_f16(const void *p, int i)
+{
+    return gl_load8_f16((const uint16_t *)p + i);
+}
 GL_ALWAYS_INLINE __m256 ldp_f16(const void *p, int i, int m)
 {
     return _mm256_cvtph_ps(gl_load_part_u16((const uint16_t *)p + i, m));
 }
-GL_ALWAYS_INLINE __m256 ld_bf16(const void *p, int i) { return gl_load8_bf16((const uint16_t *)p + i); }
+GL_ALWAYS_INLINE __m256 ld_bf16(const void *p, int i)
+{
+    return gl_load8_bf16((const uint16_t *)p + i);
+}
 GL_ALWAYS_INLINE __m256 ldp_bf16(const void *p, int i, int m)
 {
     return _mm256_castsi256_ps(
@@ -31,68 +43,68 @@ GL_ALWAYS_INLINE __m256 ldp_bf16(const void *p, int i, int m)
 }
 
 /* out[c][k] = dot(row k, column c) for k < m (rows past m repeat row m-1). */
-#define DEF_FTILE(NAME, LD, LDP)                                                               \
-    GL_ALWAYS_INLINE void NAME(const char *w, size_t wrb, int m, const float *const *xs,     \
-                               float out[FT_C][FT_R], int n, const int nc)                    \
-    {                                                                                          \
-        const char *wr[FT_R];                                                                  \
-        for (int k = 0; k < FT_R; k++)                                                         \
-            wr[k] = w + (size_t)(k < m ? k : m - 1) * wrb;                                     \
-        __m256 acc[FT_R][FT_C];                                                                \
-        for (int k = 0; k < FT_R; k++)                                                         \
-            for (int c = 0; c < nc; c++)                                                       \
-                acc[k][c] = _mm256_setzero_ps();                                               \
-        int i = 0;                                                                             \
-        for (; i + 8 <= n; i += 8) {                                                           \
-            __m256 xv[FT_C];                                                                   \
-            for (int c = 0; c < nc; c++)                                                       \
-                xv[c] = _mm256_loadu_ps(xs[c] + i);                                            \
-            for (int k = 0; k < FT_R; k++) {                                                   \
-                const __m256 wv = LD(wr[k], i);                                                \
-                for (int c = 0; c < nc; c++)                                                   \
-                    acc[k][c] = _mm256_fmadd_ps(wv, xv[c], acc[k][c]);                         \
-            }                                                                                  \
-        }                                                                                      \
-        if (i < n) {                                                                           \
-            __m256 xv[FT_C];                                                                   \
-            for (int c = 0; c < nc; c++)                                                       \
-                xv[c] = gl_load_part_f32(xs[c] + i, n - i);                                    \
-            for (int k = 0; k < FT_R; k++) {                                                   \
-                const __m256 wv = LDP(wr[k], i, n - i);                                        \
-                for (int c = 0; c < nc; c++)                                                   \
-                    acc[k][c] = _mm256_fmadd_ps(wv, xv[c], acc[k][c]);                         \
-            }                                                                                  \
-        }                                                                                      \
-        for (int k = 0; k < FT_R; k++)                                                         \
-            for (int c = 0; c < nc; c++)                                                       \
-                out[c][k] = gl_hsum8_ps(acc[k][c]);                                            \
+#define DEF_FTILE(NAME, LD, LDP)                                                                   \
+    GL_ALWAYS_INLINE void NAME(const char *w, size_t wrb, int m, const float *const *xs,           \
+                               float out[FT_C][FT_R], int n, const int nc)                         \
+    {                                                                                              \
+        const char *wr[FT_R];                                                                      \
+        for (int k = 0; k < FT_R; k++)                                                             \
+            wr[k] = w + (size_t)(k < m ? k : m - 1) * wrb;                                         \
+        __m256 acc[FT_R][FT_C];                                                                    \
+        for (int k = 0; k < FT_R; k++)                                                             \
+            for (int c = 0; c < nc; c++)                                                           \
+                acc[k][c] = _mm256_setzero_ps();                                                   \
+        int i = 0;                                                                                 \
+        for (; i + 8 <= n; i += 8) {                                                               \
+            __m256 xv[FT_C];                                                                       \
+            for (int c = 0; c < nc; c++)                                                           \
+                xv[c] = _mm256_loadu_ps(xs[c] + i);                                                \
+            for (int k = 0; k < FT_R; k++) {                                                       \
+                const __m256 wv = LD(wr[k], i);                                                    \
+                for (int c = 0; c < nc; c++)                                                       \
+                    acc[k][c] = _mm256_fmadd_ps(wv, xv[c], acc[k][c]);                             \
+            }                                                                                      \
+        }                                                                                          \
+        if (i < n) {                                                                               \
+            __m256 xv[FT_C];                                                                       \
+            for (int c = 0; c < nc; c++)                                                           \
+                xv[c] = gl_load_part_f32(xs[c] + i, n - i);                                        \
+            for (int k = 0; k < FT_R; k++) {                                                       \
+                const __m256 wv = LDP(wr[k], i, n - i);                                            \
+                for (int c = 0; c < nc; c++)                                                       \
+                    acc[k][c] = _mm256_fmadd_ps(wv, xv[c], acc[k][c]);                             \
+            }                                                                                      \
+        }                                                                                          \
+        for (int k = 0; k < FT_R; k++)                                                             \
+            for (int c = 0; c < nc; c++)                                                           \
+                out[c][k] = gl_hsum8_ps(acc[k][c]);                                                \
     }
 
 DEF_FTILE(ftile_f32, ld_f32, ldp_f32)
 DEF_FTILE(ftile_f16, ld_f16, ldp_f16)
 DEF_FTILE(ftile_bf16, ld_bf16, ldp_bf16)
 
-#define DEF_FMATMUL(NAME, TILE)                                                                \
-    GL_DECL_MATMUL_FN(NAME)                                                                    \
-    {                                                                                          \
-        for (int r = r0; r < r1; r += FT_R) {                                                  \
-            const int m = r1 - r < FT_R ? r1 - r : FT_R;                                       \
-            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                        \
-            for (int c0 = 0; c0 < nb; c0 += FT_C) {                                            \
-                const int nc = nb - c0 < FT_C ? nb - c0 : FT_C;                                \
-                const float *xs[FT_C];                                                         \
-                float out[FT_C][FT_R];                                                         \
-                for (int c = 0; c < nc; c++)                                                   \
-                    xs[c] = (const float *)((const char *)x + (size_t)(c0 + c) * x_stride);    \
-                if (nc == FT_C)                                                                \
-                    TILE(wt, w_row_bytes, m, xs, out, n, FT_C);                                \
-                else                                                                           \
-                    TILE(wt, w_row_bytes, m, xs, out, n, 1);                                   \
-                for (int c = 0; c < nc; c++)                                                   \
-                    for (int k = 0; k < m; k++)                                                \
-                        y[(size_t)(c0 + c) * y_stride + r + k] = out[c][k];                    \
-            }                                                                                  \
-        }                                                                                      \
+#define DEF_FMATMUL(NAME, TILE)                                                                    \
+    GL_DECL_MATMUL_FN(NAME)                                                                        \
+    {                                                                                              \
+        for (int r = r0; r < r1; r += FT_R) {                                                      \
+            const int m = r1 - r < FT_R ? r1 - r : FT_R;                                           \
+            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                            \
+            for (int c0 = 0; c0 < nb; c0 += FT_C) {                                                \
+                const int nc = nb - c0 < FT_C ? nb - c0 : FT_C;                                    \
+                const float *xs[FT_C];                                                             \
+                float out[FT_C][FT_R];                                                             \
+                for (int c = 0; c < nc; c++)                                                       \
+                    xs[c] = (const float *)((const char *)x + (size_t)(c0 + c) * x_stride);        \
+                if (nc == FT_C)                                                                    \
+                    TILE(wt, w_row_bytes, m, xs, out, n, FT_C);                                    \
+                else                                                                               \
+                    TILE(wt, w_row_bytes, m, xs, out, n, 1);                                       \
+                for (int c = 0; c < nc; c++)                                                       \
+                    for (int k = 0; k < m; k++)                                                    \
+                        y[(size_t)(c0 + c) * y_stride + r + k] = out[c][k];                        \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 DEF_FMATMUL(gl_matmul_f32_avx2, ftile_f32)
@@ -101,17 +113,17 @@ DEF_FMATMUL(gl_matmul_bf16_avx2, ftile_bf16)
 
 /* scores[j] = (q . k_j) * scale: the dot as in the matmuls, then one
  * multiply, as in generic. */
-#define DEF_SCORES(NAME, TILE)                                                                 \
-    GL_DECL_ATTN_SCORES_FN(NAME)                                                               \
-    {                                                                                          \
-        const float *xs[FT_C] = { q, q };                                                      \
-        for (int j = 0; j < n_keys; j += FT_R) {                                               \
-            const int m = n_keys - j < FT_R ? n_keys - j : FT_R;                               \
-            float out[FT_C][FT_R];                                                             \
-            TILE((const char *)k + (size_t)j * row_stride, row_stride, m, xs, out, len, 1);    \
-            for (int t = 0; t < m; t++)                                                        \
-                scores[j + t] = out[0][t] * scale;                                             \
-        }                                                                                      \
+#define DEF_SCORES(NAME, TILE)                                                                     \
+    GL_DECL_ATTN_SCORES_FN(NAME)                                                                   \
+    {                                                                                              \
+        const float *xs[FT_C] = { q, q };                                                          \
+        for (int j = 0; j < n_keys; j += FT_R) {                                                   \
+            const int m = n_keys - j < FT_R ? n_keys - j : FT_R;                                   \
+            float out[FT_C][FT_R];                                                                 \
+            TILE((const char *)k + (size_t)j * row_stride, row_stride, m, xs, out, len, 1);        \
+            for (int t = 0; t < m; t++)                                                            \
+                scores[j + t] = out[0][t] * scale;                                                 \
+        }                                                                                          \
     }
 
 DEF_SCORES(gl_attn_scores_f32_avx2, ftile_f32)
@@ -120,45 +132,45 @@ DEF_SCORES(gl_attn_scores_f16_avx2, ftile_f16)
 /* out[i] += p[j] * v_j[i], rows in order, multiply then add: the same
  * operations per element as generic, so the result is bit-identical. Up to
  * 32 outputs stay in registers across all rows. */
-#define DEF_ACCUM(NAME, LD, T)                                                                 \
-    GL_DECL_ATTN_ACCUM_FN(NAME)                                                                \
-    {                                                                                          \
-        int i = 0;                                                                             \
-        for (; i + 32 <= len; i += 32) {                                                       \
-            __m256 o0 = _mm256_loadu_ps(out + i), o1 = _mm256_loadu_ps(out + i + 8);           \
-            __m256 o2 = _mm256_loadu_ps(out + i + 16), o3 = _mm256_loadu_ps(out + i + 24);     \
-            for (int j = 0; j < n_rows; j++) {                                                 \
-                const void *vr = (const char *)v + (size_t)j * row_stride;                     \
-                const __m256 pj = _mm256_set1_ps(p[j]);                                        \
-                o0 = _mm256_add_ps(o0, _mm256_mul_ps(pj, LD(vr, i)));                          \
-                o1 = _mm256_add_ps(o1, _mm256_mul_ps(pj, LD(vr, i + 8)));                      \
-                o2 = _mm256_add_ps(o2, _mm256_mul_ps(pj, LD(vr, i + 16)));                     \
-                o3 = _mm256_add_ps(o3, _mm256_mul_ps(pj, LD(vr, i + 24)));                     \
-            }                                                                                  \
-            _mm256_storeu_ps(out + i, o0);                                                     \
-            _mm256_storeu_ps(out + i + 8, o1);                                                 \
-            _mm256_storeu_ps(out + i + 16, o2);                                                \
-            _mm256_storeu_ps(out + i + 24, o3);                                                \
-        }                                                                                      \
-        for (; i + 8 <= len; i += 8) {                                                         \
-            __m256 o0 = _mm256_loadu_ps(out + i);                                              \
-            for (int j = 0; j < n_rows; j++) {                                                 \
-                const void *vr = (const char *)v + (size_t)j * row_stride;                     \
-                o0 = _mm256_add_ps(o0, _mm256_mul_ps(_mm256_set1_ps(p[j]), LD(vr, i)));        \
-            }                                                                                  \
-            _mm256_storeu_ps(out + i, o0);                                                     \
-        }                                                                                      \
-        for (; i < len; i++) {                                                                 \
-            float o = out[i];                                                                  \
-            for (int j = 0; j < n_rows; j++) {                                                 \
-                const T *vr = (const T *)((const char *)v + (size_t)j * row_stride);           \
-                o += p[j] * TO_F32_##T(vr[i]);                                                 \
-            }                                                                                  \
-            out[i] = o;                                                                        \
-        }                                                                                      \
+#define DEF_ACCUM(NAME, LD, T)                                                                     \
+    GL_DECL_ATTN_ACCUM_FN(NAME)                                                                    \
+    {                                                                                              \
+        int i = 0;                                                                                 \
+        for (; i + 32 <= len; i += 32) {                                                           \
+            __m256 o0 = _mm256_loadu_ps(out + i), o1 = _mm256_loadu_ps(out + i + 8);               \
+            __m256 o2 = _mm256_loadu_ps(out + i + 16), o3 = _mm256_loadu_ps(out + i + 24);         \
+            for (int j = 0; j < n_rows; j++) {                                                     \
+                const void *vr = (const char *)v + (size_t)j * row_stride;                         \
+                const __m256 pj = _mm256_set1_ps(p[j]);                                            \
+                o0 = _mm256_add_ps(o0, _mm256_mul_ps(pj, LD(vr, i)));                              \
+                o1 = _mm256_add_ps(o1, _mm256_mul_ps(pj, LD(vr, i + 8)));                          \
+                o2 = _mm256_add_ps(o2, _mm256_mul_ps(pj, LD(vr, i + 16)));                         \
+                o3 = _mm256_add_ps(o3, _mm256_mul_ps(pj, LD(vr, i + 24)));                         \
+            }                                                                                      \
+            _mm256_storeu_ps(out + i, o0);                                                         \
+            _mm256_storeu_ps(out + i + 8, o1);                                                     \
+            _mm256_storeu_ps(out + i + 16, o2);                                                    \
+            _mm256_storeu_ps(out + i + 24, o3);                                                    \
+        }                                                                                          \
+        for (; i + 8 <= len; i += 8) {                                                             \
+            __m256 o0 = _mm256_loadu_ps(out + i);                                                  \
+            for (int j = 0; j < n_rows; j++) {                                                     \
+                const void *vr = (const char *)v + (size_t)j * row_stride;                         \
+                o0 = _mm256_add_ps(o0, _mm256_mul_ps(_mm256_set1_ps(p[j]), LD(vr, i)));            \
+            }                                                                                      \
+            _mm256_storeu_ps(out + i, o0);                                                         \
+        }                                                                                          \
+        for (; i < len; i++) {                                                                     \
+            float o = out[i];                                                                      \
+            for (int j = 0; j < n_rows; j++) {                                                     \
+                const T *vr = (const T *)((const char *)v + (size_t)j * row_stride);               \
+                o += p[j] * TO_F32_##T(vr[i]);                                                     \
+            }                                                                                      \
+            out[i] = o;                                                                            \
+        }                                                                                          \
     }
 
-#define TO_F32_float(v) (v)
+#define TO_F32_float(v)    (v)
 #define TO_F32_uint16_t(v) gl_f16_to_f32(v)
 DEF_ACCUM(gl_attn_accum_f32_avx2, ld_f32, float)
 DEF_ACCUM(gl_attn_accum_f16_avx2, ld_f16, uint16_t)
@@ -202,7 +214,7 @@ GL_DECL_SWIGLU_FN(gl_swiglu_avx2)
         _mm256_storeu_ps(out + j, swiglu8(_mm256_loadu_ps(gate + j), _mm256_loadu_ps(up + j)));
     if (j < n) {
         const __m256i mk = gl_tail_mask8(n - j);
-        _mm256_maskstore_ps(out + j, mk,
-                            swiglu8(_mm256_maskload_ps(gate + j, mk), _mm256_maskload_ps(up + j, mk)));
+        _mm256_maskstore_ps(
+            out + j, mk, swiglu8(_mm256_maskload_ps(gate + j, mk), _mm256_maskload_ps(up + j, mk)));
     }
 }

@@ -35,8 +35,8 @@ GL_ALWAYS_INLINE void x8_isums_q4_avx2(const block_q4_0x8 *blk, const int8_t *co
         isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(s16[c], _mm256_set1_epi16(1)));
 }
 
-#define X8_NAME gl_matmul_q4_0_x8_avx2
-#define X8_WBLK block_q4_0x8
+#define X8_NAME  gl_matmul_q4_0_x8_avx2
+#define X8_WBLK  block_q4_0x8
 #define X8_SHIFT 3
 #define X8_ISUMS x8_isums_q4_avx2
 #include "arch/x86/avx2/x8_tmpl.h"

@@ -29,8 +29,8 @@
 #endif
 
 #define QT_CAT2(a, b) a##b
-#define QT_CAT(a, b) QT_CAT2(a, b)
-#define QT_TILE QT_CAT(QT_NAME, _tile)
+#define QT_CAT(a, b)  QT_CAT2(a, b)
+#define QT_TILE       QT_CAT(QT_NAME, _tile)
 
 GL_ALWAYS_INLINE void QT_TILE(const char *w, size_t wrb, const block_q8_0 *const *xs,
                               float *const *ys, int nblk, int m, const int nc)
@@ -59,19 +59,18 @@ GL_ALWAYS_INLINE void QT_TILE(const char *w, size_t wrb, const block_q8_0 *const
         g = _mm256_permute4x64_epi64(_mm256_packus_epi32(g, g), 0x08);
         const __m256 dw = _mm256_cvtph_ps(_mm256_castsi256_si128(g));
 #if QT_WCORR
-        const __m256i wc = gl_reduce8_epi32(QT_WCORR_LANES(&wp[0]), QT_WCORR_LANES(&wp[1]),
-                                            QT_WCORR_LANES(&wp[2]), QT_WCORR_LANES(&wp[3]),
-                                            QT_WCORR_LANES(&wp[4]), QT_WCORR_LANES(&wp[5]),
-                                            QT_WCORR_LANES(&wp[6]), QT_WCORR_LANES(&wp[7]));
+        const __m256i wc =
+            gl_reduce8_epi32(QT_WCORR_LANES(&wp[0]), QT_WCORR_LANES(&wp[1]), QT_WCORR_LANES(&wp[2]),
+                             QT_WCORR_LANES(&wp[3]), QT_WCORR_LANES(&wp[4]), QT_WCORR_LANES(&wp[5]),
+                             QT_WCORR_LANES(&wp[6]), QT_WCORR_LANES(&wp[7]));
 #endif
         for (int c = 0; c < nc; c++) {
             const block_q8_0 *xb = xs[c] + b;
             QT_XPREP_T xp;
             QT_XPREP(&xp, xb);
-            __m256i s = gl_reduce8_epi32(QT_DOT(&wp[0], &xp), QT_DOT(&wp[1], &xp),
-                                         QT_DOT(&wp[2], &xp), QT_DOT(&wp[3], &xp),
-                                         QT_DOT(&wp[4], &xp), QT_DOT(&wp[5], &xp),
-                                         QT_DOT(&wp[6], &xp), QT_DOT(&wp[7], &xp));
+            __m256i s = gl_reduce8_epi32(
+                QT_DOT(&wp[0], &xp), QT_DOT(&wp[1], &xp), QT_DOT(&wp[2], &xp), QT_DOT(&wp[3], &xp),
+                QT_DOT(&wp[4], &xp), QT_DOT(&wp[5], &xp), QT_DOT(&wp[6], &xp), QT_DOT(&wp[7], &xp));
 #if QT_WCORR
             s = _mm256_sub_epi32(s, wc);
 #endif

@@ -20,8 +20,9 @@ GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_avx2)
         const float *xb = x + b * QK8_0;
         __m256 v0 = _mm256_loadu_ps(xb), v1 = _mm256_loadu_ps(xb + 8);
         __m256 v2 = _mm256_loadu_ps(xb + 16), v3 = _mm256_loadu_ps(xb + 24);
-        __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1)),
-                                 _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
+        __m256 m =
+            _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1)),
+                          _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
         __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
         h = _mm_max_ps(h, _mm_movehl_ps(h, h));
         h = _mm_max_ss(h, _mm_movehdup_ps(h));
@@ -44,7 +45,9 @@ GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_avx2)
 /* ---- Q4_0: nibbles u in [0,15] as unsigned bytes, w = u - 8.
  * dot = sum(u * x) - 8 * sum(x): maddubs(u, x) pairs are at most
  * 2 * 15 * 128, so nothing saturates for any int8 x, -128 included. */
-typedef struct { __m256i x, corr; } q4_xprep;
+typedef struct {
+    __m256i x, corr;
+} q4_xprep;
 
 GL_ALWAYS_INLINE void q4_wprep(__m256i *p, const block_q4_0 *blk)
 {
@@ -55,8 +58,8 @@ GL_ALWAYS_INLINE void q4_wprep(__m256i *p, const block_q4_0 *blk)
 GL_ALWAYS_INLINE void q4_xprep_avx2(q4_xprep *p, const block_q8_0 *xb)
 {
     p->x = _mm256_loadu_si256((const __m256i *)xb->qs);
-    const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), p->x),
-                                        _mm256_set1_epi16(1));
+    const __m256i s =
+        _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), p->x), _mm256_set1_epi16(1));
     p->corr = _mm256_slli_epi32(gl_bcast_sum_epi32(s), 3);
 }
 
@@ -65,21 +68,23 @@ GL_ALWAYS_INLINE __m256i q4_dot_avx2(const __m256i *w, const q4_xprep *x)
     return _mm256_madd_epi16(_mm256_maddubs_epi16(*w, x->x), _mm256_set1_epi16(1));
 }
 
-#define QT_NAME gl_matmul_q4_0_avx2
-#define QT_WBLK block_q4_0
+#define QT_NAME    gl_matmul_q4_0_avx2
+#define QT_WBLK    block_q4_0
 #define QT_WPREP_T __m256i
-#define QT_WPREP q4_wprep
+#define QT_WPREP   q4_wprep
 #define QT_XPREP_T q4_xprep
-#define QT_XPREP q4_xprep_avx2
-#define QT_DOT q4_dot_avx2
-#define QT_XCORR 1
-#define QT_WCORR 0
+#define QT_XPREP   q4_xprep_avx2
+#define QT_DOT     q4_dot_avx2
+#define QT_XCORR   1
+#define QT_WCORR   0
 #include "arch/x86/avx2/qmatmul_tmpl.h"
 
 /* ---- Q8_0: both sides sign-extended to int16 and multiplied with madd;
  * exact for every int8 pair, -128 x -128 included (the maddubs sign trick
  * is not). */
-typedef struct { __m256i lo, hi; } q8_pair;
+typedef struct {
+    __m256i lo, hi;
+} q8_pair;
 
 GL_ALWAYS_INLINE void q8_prep(q8_pair *p, const int8_t *qs)
 {
@@ -87,21 +92,27 @@ GL_ALWAYS_INLINE void q8_prep(q8_pair *p, const int8_t *qs)
     p->hi = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(qs + 16)));
 }
 
-GL_ALWAYS_INLINE void q8_wprep_avx2(q8_pair *p, const block_q8_0 *blk) { q8_prep(p, blk->qs); }
-GL_ALWAYS_INLINE void q8_xprep_avx2(q8_pair *p, const block_q8_0 *xb) { q8_prep(p, xb->qs); }
+GL_ALWAYS_INLINE void q8_wprep_avx2(q8_pair *p, const block_q8_0 *blk)
+{
+    q8_prep(p, blk->qs);
+}
+GL_ALWAYS_INLINE void q8_xprep_avx2(q8_pair *p, const block_q8_0 *xb)
+{
+    q8_prep(p, xb->qs);
+}
 
 GL_ALWAYS_INLINE __m256i q8_dot_avx2(const q8_pair *w, const q8_pair *x)
 {
     return _mm256_add_epi32(_mm256_madd_epi16(w->lo, x->lo), _mm256_madd_epi16(w->hi, x->hi));
 }
 
-#define QT_NAME gl_matmul_q8_0_avx2
-#define QT_WBLK block_q8_0
+#define QT_NAME    gl_matmul_q8_0_avx2
+#define QT_WBLK    block_q8_0
 #define QT_WPREP_T q8_pair
-#define QT_WPREP q8_wprep_avx2
+#define QT_WPREP   q8_wprep_avx2
 #define QT_XPREP_T q8_pair
-#define QT_XPREP q8_xprep_avx2
-#define QT_DOT q8_dot_avx2
-#define QT_XCORR 0
-#define QT_WCORR 0
+#define QT_XPREP   q8_xprep_avx2
+#define QT_DOT     q8_dot_avx2
+#define QT_XCORR   0
+#define QT_WCORR   0
 #include "arch/x86/avx2/qmatmul_tmpl.h"

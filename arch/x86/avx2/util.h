@@ -38,13 +38,13 @@ GL_ALWAYS_INLINE __m256 gl_hsum8x8_ps(const __m256 *a)
         s[k] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * k], a[2 * k + 1], 0x20),
                              _mm256_permute2f128_ps(a[2 * k], a[2 * k + 1], 0x31));
     /* s[k] = [lo+hi of a[2k] | lo+hi of a[2k+1]] */
-    const __m256 t0 = _mm256_add_ps(_mm256_shuffle_ps(s[0], s[1], 0x44),
-                                    _mm256_shuffle_ps(s[0], s[1], 0xee));
-    const __m256 t1 = _mm256_add_ps(_mm256_shuffle_ps(s[2], s[3], 0x44),
-                                    _mm256_shuffle_ps(s[2], s[3], 0xee));
+    const __m256 t0 =
+        _mm256_add_ps(_mm256_shuffle_ps(s[0], s[1], 0x44), _mm256_shuffle_ps(s[0], s[1], 0xee));
+    const __m256 t1 =
+        _mm256_add_ps(_mm256_shuffle_ps(s[2], s[3], 0x44), _mm256_shuffle_ps(s[2], s[3], 0xee));
     /* t0 = [x0 y0 x2 y2 | x1 y1 x3 y3]: x = lanes 0+2, y = lanes 1+3 of a[k] */
-    const __m256 r = _mm256_add_ps(_mm256_shuffle_ps(t0, t1, 0x88),
-                                   _mm256_shuffle_ps(t0, t1, 0xdd));
+    const __m256 r =
+        _mm256_add_ps(_mm256_shuffle_ps(t0, t1, 0x88), _mm256_shuffle_ps(t0, t1, 0xdd));
     /* r = sums of [a0 a2 a4 a6 | a1 a3 a5 a7] */
     return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
@@ -150,8 +150,10 @@ GL_ALWAYS_INLINE __m256 gl_exp8_ps(__m256 x)
     __m256i ni = _mm256_cvtps_epi32(n);
     __m256i n1 = _mm256_srai_epi32(ni, 1);
     __m256i n2 = _mm256_sub_epi32(ni, n1);
-    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
-    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+    __m256 s1 =
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
+    __m256 s2 =
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 

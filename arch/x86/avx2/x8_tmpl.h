@@ -38,9 +38,8 @@
 #endif
 
 #define X8_CAT2(a, b) a##b
-#define X8_CAT(a, b) X8_CAT2(a, b)
-#define X8_TILE X8_CAT(X8_NAME, _tile)
-
+#define X8_CAT(a, b)  X8_CAT2(a, b)
+#define X8_TILE       X8_CAT(X8_NAME, _tile)
 
 GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
                               const int32_t (*corr)[X8_KB], const float (*dx)[X8_KB], int kn,
@@ -51,8 +50,9 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
     __m256 acc[X8_C];
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++)
-        acc[c] = first ? _mm256_setzero_ps()
-                       : full ? _mm256_loadu_ps(ys[c]) : _mm256_maskload_ps(ys[c], mask);
+        acc[c] = first  ? _mm256_setzero_ps()
+                 : full ? _mm256_loadu_ps(ys[c])
+                        : _mm256_maskload_ps(ys[c], mask);
     for (int b = 0; b < kn; b++) {
         const X8_WBLK *blk = wb + b;
 #if X8_PREFETCH
@@ -71,8 +71,9 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk->d));
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++)
-            acc[c] = _mm256_add_ps(acc[c], _mm256_mul_ps(_mm256_cvtepi32_ps(isum[c]),
-                                                         _mm256_mul_ps(dw, _mm256_set1_ps(dx[c][b]))));
+            acc[c] =
+                _mm256_add_ps(acc[c], _mm256_mul_ps(_mm256_cvtepi32_ps(isum[c]),
+                                                    _mm256_mul_ps(dw, _mm256_set1_ps(dx[c][b]))));
     }
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++) {
@@ -102,14 +103,16 @@ GL_DECL_MATMUL_FN(X8_NAME)
                 const block_q8_0 *xs[X8_C];
                 float *yc[X8_C];
                 for (int c = 0; c < nc; c++) {
-                    xs[c] = (const block_q8_0 *)((const char *)x + (size_t)(c0 + c) * x_stride) + k0;
+                    xs[c] =
+                        (const block_q8_0 *)((const char *)x + (size_t)(c0 + c) * x_stride) + k0;
                     yc[c] = y + (size_t)(c0 + c) * y_stride;
                     for (int b = 0; b < kn; b++) {
 #ifdef X8_SHIFT
                         const __m256i v = _mm256_loadu_si256((const __m256i *)xs[c][b].qs);
                         const __m256i s = _mm256_madd_epi16(
                             _mm256_maddubs_epi16(_mm256_set1_epi8(1), v), _mm256_set1_epi16(1));
-                        corr[c][b] = -(_mm256_cvtsi256_si32(gl_bcast_sum_epi32(s)) * (1 << X8_SHIFT));
+                        corr[c][b] =
+                            -(_mm256_cvtsi256_si32(gl_bcast_sum_epi32(s)) * (1 << X8_SHIFT));
 #else
                         corr[c][b] = 0;
 #endif
@@ -120,23 +123,26 @@ GL_DECL_MATMUL_FN(X8_NAME)
                     const X8_WBLK *wb =
                         (const X8_WBLK *)((const char *)w + (size_t)g * w_row_bytes) + k0;
                     const int lo = r0 > g * GL_X8_ROWS ? r0 - g * GL_X8_ROWS : 0;
-                    const int hi = r1 - g * GL_X8_ROWS < GL_X8_ROWS ? r1 - g * GL_X8_ROWS : GL_X8_ROWS;
+                    const int hi =
+                        r1 - g * GL_X8_ROWS < GL_X8_ROWS ? r1 - g * GL_X8_ROWS : GL_X8_ROWS;
                     float *ys[X8_C];
                     for (int c = 0; c < nc; c++)
                         ys[c] = yc[c] + (size_t)g * GL_X8_ROWS;
                     const int first = k0 == 0;
                     switch (nc) {
-#define X8_CASE(N)                                                                             \
-    case N: X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx, kn, ys,  \
-                    lo, hi, first, N); break;
-                    X8_CASE(1)
-                    X8_CASE(2)
-                    X8_CASE(3)
+#define X8_CASE(N)                                                                                 \
+    case N:                                                                                        \
+        X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx, kn, ys, lo, hi,  \
+                first, N);                                                                         \
+        break;
+                        X8_CASE(1)
+                        X8_CASE(2)
+                        X8_CASE(3)
 #if X8_C > 4
-                    X8_CASE(4)
-                    X8_CASE(5)
-                    X8_CASE(6)
-                    X8_CASE(7)
+                        X8_CASE(4)
+                        X8_CASE(5)
+                        X8_CASE(6)
+                        X8_CASE(7)
 #endif
                     default:
                         X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx,

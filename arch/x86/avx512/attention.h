@@ -43,9 +43,9 @@ GL_ALWAYS_INLINE __m512 ld16_q8(const void *row, int e)
     if (__builtin_expect(o <= QK8_0 - 16, 1)) {
         const __m128i raw = _mm_loadu_si128((const __m128i *)(b->qs + o));
 #ifdef GL_USE_SIMDE /* this SIMDe release lacks the two conversions: by halves */
-        const __m512 qf = gl512_from_halves(
-            _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(raw)),
-            _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(raw, 8))));
+        const __m512 qf =
+            gl512_from_halves(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(raw)),
+                              _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(raw, 8))));
 #else
         const __m512 qf = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(raw));
 #endif
@@ -87,9 +87,9 @@ GL_ALWAYS_INLINE __m256 hsum16x8(const __m512 *a)
 
 /* res[r * C + c] = scale * (q_c . key r), R C == 16; keys past m repeat
  * key m - 1 (results unused). */
-GL_ALWAYS_INLINE void scores5_tile(const int kt, const int R, const int C, const char *k,
-                                   size_t rs, int m, int e0, const float *const *qs, int len,
-                                   float scale, float *res)
+GL_ALWAYS_INLINE void scores5_tile(const int kt, const int R, const int C, const char *k, size_t rs,
+                                   int m, int e0, const float *const *qs, int len, float scale,
+                                   float *res)
 {
     const char *kr[16];
     for (int r = 0; r < R; r++)
@@ -137,9 +137,9 @@ GL_ALWAYS_INLINE void scores5_rc(const int kt, const int R, const int C, float *
     }
 }
 
-GL_ALWAYS_INLINE void scores5_g(const int kt, float *scores, size_t ss, const float *q,
-                                size_t qstr, int nq, const void *k, size_t rs, int nk, int e0,
-                                int len, float scale)
+GL_ALWAYS_INLINE void scores5_g(const int kt, float *scores, size_t ss, const float *q, size_t qstr,
+                                int nq, const void *k, size_t rs, int nk, int e0, int len,
+                                float scale)
 {
     if (nq >= 8)
         scores5_rc(kt, 2, 8, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale);
@@ -152,9 +152,9 @@ GL_ALWAYS_INLINE void scores5_g(const int kt, float *scores, size_t ss, const fl
 }
 
 /* Elements [i, i + m) (m <= 16, FULL: m == 16) of HB heads over nr rows. */
-GL_ALWAYS_INLINE void accum5_blk(const int kt, const int HB, const int FULL, float *out,
-                                 size_t os, const float *p, size_t ps, const char *v, size_t rs,
-                                 int nr, int e0, int i, int m)
+GL_ALWAYS_INLINE void accum5_blk(const int kt, const int HB, const int FULL, float *out, size_t os,
+                                 const float *p, size_t ps, const char *v, size_t rs, int nr,
+                                 int e0, int i, int m)
 {
     __m512 o[8];
     for (int h = 0; h < HB; h++)

@@ -26,7 +26,9 @@ void GL_AVX512_INIT(gl_kernels *k);
 
 /* Q4_0: u = nibble in [0,15] (unsigned operand), x signed:
  * sum((u - 8) x) = dpbusd(u, x) - 8 dpbusd(1, x). */
-typedef struct { __m256i x, corr; } q4v_xp;
+typedef struct {
+    __m256i x, corr;
+} q4v_xp;
 
 GL_ALWAYS_INLINE void q4v_wprep(__m256i *p, const block_q4_0 *blk)
 {
@@ -46,15 +48,15 @@ GL_ALWAYS_INLINE __m256i q4v_dot(const __m256i *w, const q4v_xp *x)
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), *w, x->x);
 }
 
-#define QT_NAME matmul_q4_0_vnni
-#define QT_WBLK block_q4_0
+#define QT_NAME    matmul_q4_0_vnni
+#define QT_WBLK    block_q4_0
 #define QT_WPREP_T __m256i
-#define QT_WPREP q4v_wprep
+#define QT_WPREP   q4v_wprep
 #define QT_XPREP_T q4v_xp
-#define QT_XPREP q4v_xprep
-#define QT_DOT q4v_dot
-#define QT_XCORR 1
-#define QT_WCORR 0
+#define QT_XPREP   q4v_xprep
+#define QT_DOT     q4v_dot
+#define QT_XCORR   1
+#define QT_WCORR   0
 static GL_DECL_MATMUL_FN(matmul_q4_0_vnni);
 #include "arch/x86/avx2/qmatmul_tmpl.h"
 
@@ -81,15 +83,15 @@ GL_ALWAYS_INLINE __m256i q8v_wcorr(const __m256i *w)
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(-128), *w);
 }
 
-#define QT_NAME matmul_q8_0_vnni
-#define QT_WBLK block_q8_0
-#define QT_WPREP_T __m256i
-#define QT_WPREP q8v_wprep
-#define QT_XPREP_T __m256i
-#define QT_XPREP q8v_xprep
-#define QT_DOT q8v_dot
-#define QT_XCORR 0
-#define QT_WCORR 1
+#define QT_NAME        matmul_q8_0_vnni
+#define QT_WBLK        block_q8_0
+#define QT_WPREP_T     __m256i
+#define QT_WPREP       q8v_wprep
+#define QT_XPREP_T     __m256i
+#define QT_XPREP       q8v_xprep
+#define QT_DOT         q8v_dot
+#define QT_XCORR       0
+#define QT_WCORR       1
 #define QT_WCORR_LANES q8v_wcorr
 static GL_DECL_MATMUL_FN(matmul_q8_0_vnni);
 #include "arch/x86/avx2/qmatmul_tmpl.h"
@@ -115,14 +117,14 @@ GL_ALWAYS_INLINE void x8_isums_q4_vnni(const block_q4_0x8 *blk, const int8_t *co
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++) {
             isum[c] = _mm256_dpbusd_epi32(isum[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            isum[c] = _mm256_dpbusd_epi32(isum[c], hi,
-                                          _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+            isum[c] =
+                _mm256_dpbusd_epi32(isum[c], hi, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
         }
     }
 }
 
-#define X8_NAME matmul_q4_0_x8_vnni
-#define X8_WBLK block_q4_0x8
+#define X8_NAME  matmul_q4_0_x8_vnni
+#define X8_WBLK  block_q4_0x8
 #define X8_SHIFT 3
 #define X8_ISUMS x8_isums_q4_vnni
 static GL_DECL_MATMUL_FN(matmul_q4_0_x8_vnni);
@@ -144,8 +146,8 @@ GL_ALWAYS_INLINE void x8_isums_q8_vnni(const block_q8_0x8 *blk, const int8_t *co
     }
 }
 
-#define X8_NAME matmul_q8_0_x8_vnni
-#define X8_WBLK block_q8_0x8
+#define X8_NAME  matmul_q8_0_x8_vnni
+#define X8_WBLK  block_q8_0x8
 #define X8_SHIFT 7
 #define X8_ISUMS x8_isums_q8_vnni
 static GL_DECL_MATMUL_FN(matmul_q8_0_x8_vnni);
@@ -160,8 +162,14 @@ static GL_DECL_MATMUL_FN(matmul_q8_0_x8_vnni);
 #define F5_R 4
 #define F5_C 2
 
-GL_ALWAYS_INLINE __m512 l5_f32(const void *p, int i) { return _mm512_loadu_ps((const float *)p + i); }
-GL_ALWAYS_INLINE __m512 l5p_f32(const void *p, int i, int m) { return gl512_load_part_ps((const float *)p + i, m); }
+GL_ALWAYS_INLINE __m512 l5_f32(const void *p, int i)
+{
+    return _mm512_loadu_ps((const float *)p + i);
+}
+GL_ALWAYS_INLINE __m512 l5p_f32(const void *p, int i, int m)
+{
+    return gl512_load_part_ps((const float *)p + i, m);
+}
 GL_ALWAYS_INLINE __m512 l5_f16(const void *p, int i)
 {
     return gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)p + i)));
@@ -179,85 +187,85 @@ GL_ALWAYS_INLINE __m512 l5p_bf16(const void *p, int i, int m)
     return gl512_cvtbf16_ps(gl512_load_part_u16((const uint16_t *)p + i, m));
 }
 
-#define DEF_F5TILE(NAME, LD, LDP)                                                              \
-    GL_ALWAYS_INLINE void NAME(const char *w, size_t wrb, int m, const float *const *xs,     \
-                               float out[F5_C][F5_R], int n, const int nc)                    \
-    {                                                                                          \
-        const char *wr[F5_R];                                                                  \
-        for (int k = 0; k < F5_R; k++)                                                         \
-            wr[k] = w + (size_t)(k < m ? k : m - 1) * wrb;                                     \
-        __m512 acc[F5_R][F5_C];                                                                \
-        for (int k = 0; k < F5_R; k++)                                                         \
-            for (int c = 0; c < nc; c++)                                                       \
-                acc[k][c] = _mm512_setzero_ps();                                               \
-        int i = 0;                                                                             \
-        for (; i + 16 <= n; i += 16) {                                                         \
-            __m512 xv[F5_C];                                                                   \
-            for (int c = 0; c < nc; c++)                                                       \
-                xv[c] = _mm512_loadu_ps(xs[c] + i);                                            \
-            for (int k = 0; k < F5_R; k++) {                                                   \
-                const __m512 wv = LD(wr[k], i);                                                \
-                for (int c = 0; c < nc; c++)                                                   \
-                    acc[k][c] = _mm512_fmadd_ps(wv, xv[c], acc[k][c]);                         \
-            }                                                                                  \
-        }                                                                                      \
-        if (i < n) {                                                                           \
-            __m512 xv[F5_C];                                                                   \
-            for (int c = 0; c < nc; c++)                                                       \
-                xv[c] = gl512_load_part_ps(xs[c] + i, n - i);                                  \
-            for (int k = 0; k < F5_R; k++) {                                                   \
-                const __m512 wv = LDP(wr[k], i, n - i);                                        \
-                for (int c = 0; c < nc; c++)                                                   \
-                    acc[k][c] = _mm512_fmadd_ps(wv, xv[c], acc[k][c]);                         \
-            }                                                                                  \
-        }                                                                                      \
-        for (int k = 0; k < F5_R; k++)                                                         \
-            for (int c = 0; c < nc; c++)                                                       \
-                out[c][k] = gl512_hsum_ps(acc[k][c]);                                          \
+#define DEF_F5TILE(NAME, LD, LDP)                                                                  \
+    GL_ALWAYS_INLINE void NAME(const char *w, size_t wrb, int m, const float *const *xs,           \
+                               float out[F5_C][F5_R], int n, const int nc)                         \
+    {                                                                                              \
+        const char *wr[F5_R];                                                                      \
+        for (int k = 0; k < F5_R; k++)                                                             \
+            wr[k] = w + (size_t)(k < m ? k : m - 1) * wrb;                                         \
+        __m512 acc[F5_R][F5_C];                                                                    \
+        for (int k = 0; k < F5_R; k++)                                                             \
+            for (int c = 0; c < nc; c++)                                                           \
+                acc[k][c] = _mm512_setzero_ps();                                                   \
+        int i = 0;                                                                                 \
+        for (; i + 16 <= n; i += 16) {                                                             \
+            __m512 xv[F5_C];                                                                       \
+            for (int c = 0; c < nc; c++)                                                           \
+                xv[c] = _mm512_loadu_ps(xs[c] + i);                                                \
+            for (int k = 0; k < F5_R; k++) {                                                       \
+                const __m512 wv = LD(wr[k], i);                                                    \
+                for (int c = 0; c < nc; c++)                                                       \
+                    acc[k][c] = _mm512_fmadd_ps(wv, xv[c], acc[k][c]);                             \
+            }                                                                                      \
+        }                                                                                          \
+        if (i < n) {                                                                               \
+            __m512 xv[F5_C];                                                                       \
+            for (int c = 0; c < nc; c++)                                                           \
+                xv[c] = gl512_load_part_ps(xs[c] + i, n - i);                                      \
+            for (int k = 0; k < F5_R; k++) {                                                       \
+                const __m512 wv = LDP(wr[k], i, n - i);                                            \
+                for (int c = 0; c < nc; c++)                                                       \
+                    acc[k][c] = _mm512_fmadd_ps(wv, xv[c], acc[k][c]);                             \
+            }                                                                                      \
+        }                                                                                          \
+        for (int k = 0; k < F5_R; k++)                                                             \
+            for (int c = 0; c < nc; c++)                                                           \
+                out[c][k] = gl512_hsum_ps(acc[k][c]);                                              \
     }
 
 DEF_F5TILE(f5tile_f32, l5_f32, l5p_f32)
 DEF_F5TILE(f5tile_f16, l5_f16, l5p_f16)
 DEF_F5TILE(f5tile_bf16, l5_bf16, l5p_bf16)
 
-#define DEF_F5MATMUL(NAME, TILE)                                                               \
-    static GL_DECL_MATMUL_FN(NAME)                                                             \
-    {                                                                                          \
-        for (int r = r0; r < r1; r += F5_R) {                                                  \
-            const int m = r1 - r < F5_R ? r1 - r : F5_R;                                       \
-            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                        \
-            for (int c0 = 0; c0 < nb; c0 += F5_C) {                                            \
-                const int nc = nb - c0 < F5_C ? nb - c0 : F5_C;                                \
-                const float *xs[F5_C];                                                         \
-                float out[F5_C][F5_R];                                                         \
-                for (int c = 0; c < nc; c++)                                                   \
-                    xs[c] = (const float *)((const char *)x + (size_t)(c0 + c) * x_stride);    \
-                if (nc == F5_C)                                                                \
-                    TILE(wt, w_row_bytes, m, xs, out, n, F5_C);                                \
-                else                                                                           \
-                    TILE(wt, w_row_bytes, m, xs, out, n, 1);                                   \
-                for (int c = 0; c < nc; c++)                                                   \
-                    for (int k = 0; k < m; k++)                                                \
-                        y[(size_t)(c0 + c) * y_stride + r + k] = out[c][k];                    \
-            }                                                                                  \
-        }                                                                                      \
+#define DEF_F5MATMUL(NAME, TILE)                                                                   \
+    static GL_DECL_MATMUL_FN(NAME)                                                                 \
+    {                                                                                              \
+        for (int r = r0; r < r1; r += F5_R) {                                                      \
+            const int m = r1 - r < F5_R ? r1 - r : F5_R;                                           \
+            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                            \
+            for (int c0 = 0; c0 < nb; c0 += F5_C) {                                                \
+                const int nc = nb - c0 < F5_C ? nb - c0 : F5_C;                                    \
+                const float *xs[F5_C];                                                             \
+                float out[F5_C][F5_R];                                                             \
+                for (int c = 0; c < nc; c++)                                                       \
+                    xs[c] = (const float *)((const char *)x + (size_t)(c0 + c) * x_stride);        \
+                if (nc == F5_C)                                                                    \
+                    TILE(wt, w_row_bytes, m, xs, out, n, F5_C);                                    \
+                else                                                                               \
+                    TILE(wt, w_row_bytes, m, xs, out, n, 1);                                       \
+                for (int c = 0; c < nc; c++)                                                       \
+                    for (int k = 0; k < m; k++)                                                    \
+                        y[(size_t)(c0 + c) * y_stride + r + k] = out[c][k];                        \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 DEF_F5MATMUL(matmul_f32_512, f5tile_f32)
 DEF_F5MATMUL(matmul_f16_512, f5tile_f16)
 DEF_F5MATMUL(matmul_bf16_512, f5tile_bf16)
 
-#define DEF_F5SCORES(NAME, TILE)                                                               \
-    static GL_DECL_ATTN_SCORES_FN(NAME)                                                        \
-    {                                                                                          \
-        const float *xs[F5_C] = { q, q };                                                      \
-        for (int j = 0; j < n_keys; j += F5_R) {                                               \
-            const int m = n_keys - j < F5_R ? n_keys - j : F5_R;                               \
-            float out[F5_C][F5_R];                                                             \
-            TILE((const char *)k + (size_t)j * row_stride, row_stride, m, xs, out, len, 1);    \
-            for (int t = 0; t < m; t++)                                                        \
-                scores[j + t] = out[0][t] * scale;                                             \
-        }                                                                                      \
+#define DEF_F5SCORES(NAME, TILE)                                                                   \
+    static GL_DECL_ATTN_SCORES_FN(NAME)                                                            \
+    {                                                                                              \
+        const float *xs[F5_C] = { q, q };                                                          \
+        for (int j = 0; j < n_keys; j += F5_R) {                                                   \
+            const int m = n_keys - j < F5_R ? n_keys - j : F5_R;                                   \
+            float out[F5_C][F5_R];                                                                 \
+            TILE((const char *)k + (size_t)j * row_stride, row_stride, m, xs, out, len, 1);        \
+            for (int t = 0; t < m; t++)                                                            \
+                scores[j + t] = out[0][t] * scale;                                                 \
+        }                                                                                          \
     }
 
 DEF_F5SCORES(attn_scores_f32_512, f5tile_f32)
