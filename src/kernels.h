@@ -8,7 +8,10 @@
  * Rules every implementation keeps:
  *  - n (the reduction length) is a multiple of the weight type's block size;
  *    any number of blocks, so tails are mandatory.
- *  - Inputs may be unaligned; no reads or writes outside the given ranges.
+ *  - Quantized blocks may start at any byte (GGUF packs 34- and 18-byte
+ *    blocks back to back); float arrays and F32/F16/BF16 rows are
+ *    element-aligned (GGUF aligns tensors to 32 bytes; the loader checks);
+ *    no reads or writes outside the given ranges.
  *  - No allocation, no global state, no I/O.
  *  - Each output element is computed with a reduction order that depends only
  *    on n, never on the row range [r0, r1) or the batch size: results are

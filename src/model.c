@@ -148,6 +148,13 @@ gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, 
     if (m->k.act_type[t->type] == GGUF_T_Q8_0 && n_in % QK8_0 != 0)
         return gl_fail(err, GL_ERR_FORMAT, "tensor '%s': row length %d is not a multiple of 32",
                        name, n_in);
+    /* float rows are read as floats: a file may set general.alignment to 1 */
+    const size_t align = t->type == GGUF_T_F32                              ? 4
+                         : t->type == GGUF_T_Q8_0 || t->type == GGUF_T_Q4_0 ? 1
+                                                                            : 2;
+    if (((uintptr_t)t->data & (align - 1)) != 0)
+        return gl_fail(err, GL_ERR_FORMAT,
+                       "tensor '%s' data is not aligned to its %zu-byte elements", name, align);
     w->data = t->data;
     w->type = t->type;
     w->n_in = n_in;

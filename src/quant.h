@@ -5,18 +5,32 @@
 #include <assert.h>
 #include <stdint.h>
 
+/* GGUF gives blocks no alignment: rows of 34-byte Q8_0 blocks start
+ * anywhere, and kernels accept unaligned pointers. Packed (alignment 1)
+ * block types make every member access valid at any address. */
+#if defined(__GNUC__)
+#define GL_PACKED __attribute__((packed))
+/* Scalars of weight and cache rows, which may sit at any address. */
+typedef float gl_f32u __attribute__((aligned(1)));
+typedef uint16_t gl_u16u __attribute__((aligned(1)));
+#else
+#define GL_PACKED
+typedef float gl_f32u;
+typedef uint16_t gl_u16u;
+#endif
+
 #define QK8_0 32
 #define QK4_0 32
 
 /* 32 signed bytes scaled by one half-precision d: x = d * q. */
-typedef struct block_q8_0 {
+typedef struct GL_PACKED block_q8_0 {
     uint16_t d;
     int8_t qs[QK8_0];
 } block_q8_0;
 
 /* 32 nibbles scaled by d: x = d * (q - 8). Byte j holds element j in its
  * low nibble and element j + 16 in its high nibble. */
-typedef struct block_q4_0 {
+typedef struct GL_PACKED block_q4_0 {
     uint16_t d;
     uint8_t qs[QK4_0 / 2];
 } block_q4_0;
@@ -43,12 +57,12 @@ static_assert(sizeof(block_q4_0) == 18, "block_q4_0 must match GGUF");
  * element e (low nibble) and e + 16 (high nibble) of its row's block. */
 #define GL_X8_ROWS 8
 
-typedef struct block_q4_0x8 {
+typedef struct GL_PACKED block_q4_0x8 {
     uint16_t d[GL_X8_ROWS];             /* row r's d */
     uint8_t qs[GL_X8_ROWS * QK4_0 / 2]; /* 4 x (8 rows x 4 bytes) */
 } block_q4_0x8;
 
-typedef struct block_q8_0x8 {
+typedef struct GL_PACKED block_q8_0x8 {
     uint16_t d[GL_X8_ROWS];
     int8_t qs[GL_X8_ROWS * QK8_0]; /* 8 x (8 rows x 4 bytes) */
 } block_q8_0x8;

@@ -191,6 +191,18 @@ static int rmis4(void)
 {
     return 4 * rint_in(0, 15);
 }
+/* A misalignment for data of type t: quantized blocks may start at any byte
+ * (GGUF rows of 34- and 18-byte blocks do); float arrays and F32/F16 rows
+ * are element-aligned, as GGUF's 32-byte tensor alignment guarantees. */
+static int elem_align(int type)
+{
+    return type == GGUF_T_F32 ? 4 : type == GGUF_T_F16 || type == GGUF_T_BF16 ? 2 : 1;
+}
+static int rmis_for(int type)
+{
+    const int a = elem_align(type);
+    return a * rint_in(0, 63 / a);
+}
 
 static const uint32_t SENTINEL = 0x7fc0dead; /* a NaN no kernel produces */
 
@@ -467,7 +479,7 @@ static void check_quantize(const gl_kernels *ref, const gl_kernels *nw)
         const int n = nblk * QK8_0;
         snprintf(cur_case, sizeof cur_case, "n=%d", n);
         gbuf gx, gr, gn;
-        float *x = galloc(&gx, (size_t)n * 4, rmis());
+        float *x = galloc(&gx, (size_t)n * 4, rmis4());
         gen_quant_input(x, nblk);
         const size_t ob = (size_t)nblk * sizeof(block_q8_0);
         block_q8_0 *yr = galloc(&gr, ob, rmis()), *yn = galloc(&gn, ob, rmis());
@@ -512,13 +524,13 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
     c->n = n;
     c->nb = nb;
     c->packed = 0;
-    c->wrb = row_bytes(type, n) + (chance(25) ? (size_t)rint_in(1, 40) : 0);
+    c->wrb = row_bytes(type, n) + (chance(25) ? (size_t)elem_align(type) * rint_in(1, 10) : 0);
     const int q = is_quant(type);
     c->xs = (q ? row_bytes(GGUF_T_Q8_0, n) : (size_t)n * 4) +
             (chance(25) ? 4 * (size_t)rint_in(1, 9) : 0);
     c->ys = (size_t)rows + (chance(30) ? (size_t)rint_in(1, 5) : 0);
-    unsigned char *w = galloc(&c->gw, c->wrb * (size_t)rows, rmis());
-    unsigned char *x = galloc(&c->gx, c->xs * (size_t)nb, rmis());
+    unsigned char *w = galloc(&c->gw, c->wrb * (size_t)rows, rmis_for(type));
+    unsigned char *x = galloc(&c->gx, c->xs * (size_t)nb, q ? rmis() : rmis4());
     const int wmode = rint_in(0, 4), xmode = rint_in(0, 4);
     for (int r = 0; r < rows; r++) {
         unsigned char *row = w + (size_t)r * c->wrb;
@@ -849,7 +861,7 @@ static void check_rmsnorm(const gl_kernels *ref, const gl_kernels *nw)
         const int mode = rint_in(0, 4);
         snprintf(cur_case, sizeof cur_case, "n=%d mode=%d", n, mode);
         gbuf gx, gw, gr, gn;
-        float *x = galloc(&gx, (size_t)n * 4, rmis()), *w = galloc(&gw, (size_t)n * 4, rmis());
+        float *x = galloc(&gx, (size_t)n * 4, rmis4()), *w = galloc(&gw, (size_t)n * 4, rmis4());
         float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
         for (int j = 0; j < n; j++) {
             x[j] = rfloat(mode == 3 ? 0 : mode);
@@ -880,7 +892,7 @@ static void check_swiglu(const gl_kernels *ref, const gl_kernels *nw)
         const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
         snprintf(cur_case, sizeof cur_case, "n=%d%s", n, ci & 1 ? " in-place" : "");
         gbuf gg, gu, gr, gn;
-        float *g = galloc(&gg, (size_t)n * 4, rmis()), *u = galloc(&gu, (size_t)n * 4, rmis());
+        float *g = galloc(&gg, (size_t)n * 4, rmis4()), *u = galloc(&gu, (size_t)n * 4, rmis4());
         float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
         for (int j = 0; j < n; j++) {
             const int m = rint_in(0, 99);
@@ -930,8 +942,8 @@ static void check_layernorm(const gl_kernels *ref, const gl_kernels *nw)
         const int mode = rint_in(0, 5);
         snprintf(cur_case, sizeof cur_case, "n=%d mode=%d%s", n, mode, ci & 1 ? " in-place" : "");
         gbuf gx, gw, gb, gr, gn;
-        float *x = galloc(&gx, (size_t)n * 4, rmis()), *w = galloc(&gw, (size_t)n * 4, rmis());
-        float *bb = galloc(&gb, (size_t)n * 4, rmis());
+        float *x = galloc(&gx, (size_t)n * 4, rmis4()), *w = galloc(&gw, (size_t)n * 4, rmis4());
+        float *bb = galloc(&gb, (size_t)n * 4, rmis4());
         float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
         const float off = mode == 5 ? rnorm() * 1000.0f : 0.0f; /* |mean| >> std */
         for (int j = 0; j < n; j++) {
@@ -983,7 +995,7 @@ static void check_gelu(const gl_kernels *ref, const gl_kernels *nw)
         const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
         snprintf(cur_case, sizeof cur_case, "n=%d%s", n, ci & 1 ? " in-place" : "");
         gbuf gx, gr, gn;
-        float *x = galloc(&gx, (size_t)n * 4, rmis());
+        float *x = galloc(&gx, (size_t)n * 4, rmis4());
         float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
         for (int j = 0; j < n; j++) {
             const int m = rint_in(0, 99);
@@ -1021,7 +1033,7 @@ static void check_add_bias(const gl_kernels *ref, const gl_kernels *nw)
         const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
         snprintf(cur_case, sizeof cur_case, "n=%d", n);
         gbuf gb, gr, gn;
-        float *bb = galloc(&gb, (size_t)n * 4, rmis());
+        float *bb = galloc(&gb, (size_t)n * 4, rmis4());
         float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
         for (int j = 0; j < n; j++) {
             yr[j] = yn[j] = rfloat(rint_in(0, 4));
@@ -1050,7 +1062,7 @@ static void check_softmax(const gl_kernels *ref, const gl_kernels *nw, int round
         const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
         snprintf(cur_case, sizeof cur_case, "n=%d", n);
         gbuf gr, gn;
-        float *yr = galloc(&gr, (size_t)n * 4, rmis()), *yn = galloc(&gn, (size_t)n * 4, rmis());
+        float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
         const float spread = ci & 1 ? 30.0f : 3.0f; /* peaked and flat distributions */
         for (int j = 0; j < n; j++)
             yr[j] = yn[j] = rnorm() * spread + (chance(5) ? 80.0f : 0.0f);
@@ -1078,7 +1090,7 @@ static void check_round_f16(const gl_kernels *ref, const gl_kernels *nw)
         const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
         snprintf(cur_case, sizeof cur_case, "n=%d", n);
         gbuf gr, gn;
-        float *yr = galloc(&gr, (size_t)n * 4, rmis()), *yn = galloc(&gn, (size_t)n * 4, rmis());
+        float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
         for (int j = 0; j < n; j++)
             yr[j] = yn[j] = rfloat(rint_in(0, 4)); /* includes huge, tiny, subnormal */
         ref->round_f16(yr, n);
@@ -1149,7 +1161,7 @@ static void fill_kv(const kv_lay *L, unsigned char *p, int r0, int r1)
 static void *make_kv(gbuf *g, const kv_lay *L, int rows)
 {
     unsigned char *p =
-        galloc(g, L->stride * (size_t)rows, L->kv == GL_KV_Q8_0 ? 2 * rint_in(0, 31) : rmis());
+        galloc(g, L->stride * (size_t)rows, L->kv == GL_KV_Q8_0 ? rmis() : L->kv == GL_KV_F16 ? 2 * rint_in(0, 31) : rmis4());
     fill_kv(L, p, 0, rows);
     return p;
 }
@@ -1226,7 +1238,7 @@ static const void *make_ring(gbuf *g, const kv_lay *L, const void *rows, int n, 
     const int S = W + (chance(30) ? rint_in(1, 5) : 0);
     const int rot = S > 1 && chance(85) ? rint_in(1, S - 1) : 0;
     unsigned char *p =
-        galloc(g, L->stride * (size_t)(P + S), L->kv == GL_KV_Q8_0 ? 2 * rint_in(0, 31) : rmis());
+        galloc(g, L->stride * (size_t)(P + S), L->kv == GL_KV_Q8_0 ? rmis() : L->kv == GL_KV_F16 ? 2 * rint_in(0, 31) : rmis4());
     fill_kv(L, p, 0, P + S); /* the unused slots: stale rows */
     memcpy(p, rows, L->stride * (size_t)P);
     for (int x = 0; x < W; x++)
@@ -1255,7 +1267,7 @@ static void check_scores(const gl_kernels *ref, const gl_kernels *nw, int kv, in
         snprintf(cur_case, sizeof cur_case, "keys=%d len=%d off=%d", nk, len, L.off);
         gbuf gk, gq, gr, gn, gs, gg;
         const void *k = make_kv(&gk, &L, nk);
-        float *q = galloc(&gq, (size_t)len * 4, rmis());
+        float *q = galloc(&gq, (size_t)len * 4, rmis4());
         for (int i = 0; i < len; i++)
             q[i] = rnorm();
         const float scale = chance(50) ? 0.125f : 1.0f / sqrtf((float)len);
@@ -1314,7 +1326,7 @@ static void check_accum(const gl_kernels *ref, const gl_kernels *nw, int kv, int
         snprintf(cur_case, sizeof cur_case, "rows=%d len=%d off=%d", nr, len, L.off);
         gbuf gv, gp, gr, gn, gs, gg;
         const void *v = make_kv(&gv, &L, nr);
-        float *p = galloc(&gp, (size_t)nr * 4, rmis());
+        float *p = galloc(&gp, (size_t)nr * 4, rmis4());
         for (int j = 0; j < nr; j++)
             p[j] = (float)runif();
         float *yr = galloc(&gr, (size_t)len * 4, rmis4()),

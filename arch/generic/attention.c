@@ -10,7 +10,7 @@
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_generic)
 {
     for (int j = 0; j < n_keys; j++) {
-        const float *kr = (const float *)((const char *)k + j * row_stride);
+        const gl_f32u *kr = (const gl_f32u *)((const char *)k + j * row_stride);
         float s = 0.0f;
         for (int i = 0; i < len; i++)
             s += q[i] * kr[i];
@@ -21,7 +21,7 @@ GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_generic)
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f16_generic)
 {
     for (int j = 0; j < n_keys; j++) {
-        const uint16_t *kr = (const uint16_t *)((const char *)k + j * row_stride);
+        const gl_u16u *kr = (const gl_u16u *)((const char *)k + j * row_stride);
         float s = 0.0f;
         for (int i = 0; i < len; i++)
             s += q[i] * gl_f16_to_f32(kr[i]);
@@ -32,7 +32,7 @@ GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f16_generic)
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f32_generic)
 {
     for (int j = 0; j < n_rows; j++) {
-        const float *vr = (const float *)((const char *)v + j * row_stride);
+        const gl_f32u *vr = (const gl_f32u *)((const char *)v + j * row_stride);
         const float pj = p[j];
         for (int i = 0; i < len; i++)
             out[i] += pj * vr[i];
@@ -42,7 +42,7 @@ GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f32_generic)
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f16_generic)
 {
     for (int j = 0; j < n_rows; j++) {
-        const uint16_t *vr = (const uint16_t *)((const char *)v + j * row_stride);
+        const gl_u16u *vr = (const gl_u16u *)((const char *)v + j * row_stride);
         const float pj = p[j];
         for (int i = 0; i < len; i++)
             out[i] += pj * gl_f16_to_f32(vr[i]);
@@ -85,7 +85,7 @@ GL_DECL_ATTN_ACCUM_Q8_FN(gl_attn_accum_q8_generic)
 GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f32_generic)
 {
     for (int j = 0; j < n_keys; j++) {
-        const float *kr = (const float *)((const char *)k + j * row_stride);
+        const gl_f32u *kr = (const gl_f32u *)((const char *)k + j * row_stride);
         for (int h = 0; h < n_q; h++) {
             const float *qh = q + h * q_stride;
             float s = 0.0f;
@@ -99,7 +99,7 @@ GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f32_generic)
 GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f16_generic)
 {
     for (int j = 0; j < n_keys; j++) {
-        const uint16_t *kr = (const uint16_t *)((const char *)k + j * row_stride);
+        const gl_u16u *kr = (const gl_u16u *)((const char *)k + j * row_stride);
         for (int h = 0; h < n_q; h++) {
             const float *qh = q + h * q_stride;
             float s = 0.0f;
@@ -113,7 +113,7 @@ GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f16_generic)
 GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f32_generic)
 {
     for (int j = 0; j < n_rows; j++) {
-        const float *vr = (const float *)((const char *)v + j * row_stride);
+        const gl_f32u *vr = (const gl_f32u *)((const char *)v + j * row_stride);
         for (int h = 0; h < n_q; h++) {
             float *oh = out + h * out_stride;
             const float pj = p[h * p_stride + j];
@@ -126,7 +126,7 @@ GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f32_generic)
 GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f16_generic)
 {
     for (int j = 0; j < n_rows; j++) {
-        const uint16_t *vr = (const uint16_t *)((const char *)v + j * row_stride);
+        const gl_u16u *vr = (const gl_u16u *)((const char *)v + j * row_stride);
         for (int h = 0; h < n_q; h++) {
             float *oh = out + h * out_stride;
             const float pj = p[h * p_stride + j];

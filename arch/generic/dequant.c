@@ -11,14 +11,14 @@ GL_DECL_DEQUANT_FN(gl_dequant_f32_generic)
 
 GL_DECL_DEQUANT_FN(gl_dequant_f16_generic)
 {
-    const uint16_t *h = w;
+    const gl_u16u *h = w;
     for (int j = 0; j < n; j++)
         y[j] = gl_f16_to_f32(h[j]);
 }
 
 GL_DECL_DEQUANT_FN(gl_dequant_bf16_generic)
 {
-    const uint16_t *h = w;
+    const gl_u16u *h = w;
     for (int j = 0; j < n; j++)
         y[j] = gl_bf16_to_f32(h[j]);
 }

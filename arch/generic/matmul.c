@@ -55,9 +55,9 @@ GL_DECL_MATMUL_FN(gl_matmul_q4_0_generic)
 GL_DECL_MATMUL_FN(gl_matmul_f32_generic)
 {
     for (int b = 0; b < nb; b++) {
-        const float *xb = (const float *)((const char *)x + b * x_stride);
+        const gl_f32u *xb = (const gl_f32u *)((const char *)x + b * x_stride);
         for (int r = r0; r < r1; r++) {
-            const float *wr = (const float *)((const char *)w + r * w_row_bytes);
+            const gl_f32u *wr = (const gl_f32u *)((const char *)w + r * w_row_bytes);
             float sum = 0.0f;
             for (int j = 0; j < n; j++)
                 sum += wr[j] * xb[j];
@@ -69,9 +69,9 @@ GL_DECL_MATMUL_FN(gl_matmul_f32_generic)
 GL_DECL_MATMUL_FN(gl_matmul_f16_generic)
 {
     for (int b = 0; b < nb; b++) {
-        const float *xb = (const float *)((const char *)x + b * x_stride);
+        const gl_f32u *xb = (const gl_f32u *)((const char *)x + b * x_stride);
         for (int r = r0; r < r1; r++) {
-            const uint16_t *wr = (const uint16_t *)((const char *)w + r * w_row_bytes);
+            const gl_u16u *wr = (const gl_u16u *)((const char *)w + r * w_row_bytes);
             float sum = 0.0f;
             for (int j = 0; j < n; j++)
                 sum += gl_f16_to_f32(wr[j]) * xb[j];
@@ -83,9 +83,9 @@ GL_DECL_MATMUL_FN(gl_matmul_f16_generic)
 GL_DECL_MATMUL_FN(gl_matmul_bf16_generic)
 {
     for (int b = 0; b < nb; b++) {
-        const float *xb = (const float *)((const char *)x + b * x_stride);
+        const gl_f32u *xb = (const gl_f32u *)((const char *)x + b * x_stride);
         for (int r = r0; r < r1; r++) {
-            const uint16_t *wr = (const uint16_t *)((const char *)w + r * w_row_bytes);
+            const gl_u16u *wr = (const gl_u16u *)((const char *)w + r * w_row_bytes);
             float sum = 0.0f;
             for (int j = 0; j < n; j++)
                 sum += gl_bf16_to_f32(wr[j]) * xb[j];
