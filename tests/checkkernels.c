@@ -1160,8 +1160,10 @@ static void fill_kv(const kv_lay *L, unsigned char *p, int r0, int r1)
 /* Q8_0 rows at even addresses: generic reads the block scales in place */
 static void *make_kv(gbuf *g, const kv_lay *L, int rows)
 {
-    unsigned char *p =
-        galloc(g, L->stride * (size_t)rows, L->kv == GL_KV_Q8_0 ? rmis() : L->kv == GL_KV_F16 ? 2 * rint_in(0, 31) : rmis4());
+    unsigned char *p = galloc(g, L->stride * (size_t)rows,
+                              L->kv == GL_KV_Q8_0  ? rmis()
+                              : L->kv == GL_KV_F16 ? 2 * rint_in(0, 31)
+                                                   : rmis4());
     fill_kv(L, p, 0, rows);
     return p;
 }
@@ -1237,8 +1239,10 @@ static const void *make_ring(gbuf *g, const kv_lay *L, const void *rows, int n, 
     const int P = chance(50) ? rint_in(0, n - 1 < 4 ? n - 1 : 4) : 0, W = n - P;
     const int S = W + (chance(30) ? rint_in(1, 5) : 0);
     const int rot = S > 1 && chance(85) ? rint_in(1, S - 1) : 0;
-    unsigned char *p =
-        galloc(g, L->stride * (size_t)(P + S), L->kv == GL_KV_Q8_0 ? rmis() : L->kv == GL_KV_F16 ? 2 * rint_in(0, 31) : rmis4());
+    unsigned char *p = galloc(g, L->stride * (size_t)(P + S),
+                              L->kv == GL_KV_Q8_0  ? rmis()
+                              : L->kv == GL_KV_F16 ? 2 * rint_in(0, 31)
+                                                   : rmis4());
     fill_kv(L, p, 0, P + S); /* the unused slots: stale rows */
     memcpy(p, rows, L->stride * (size_t)P);
     for (int x = 0; x < W; x++)

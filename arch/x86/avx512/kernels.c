@@ -3,6 +3,7 @@
  * AVX512-VNNI, and the float products and attention scores with 16-lane
  * vectors. Built twice when the simde_avx512 option is on: natively, and
  * against SIMDe as the test-only backend "avx512-simde" (GL_USE_SIMDE). */
+#include "arch/x86/avx2/avx2.h"
 #include "arch/x86/avx512/simd.h"
 #include "cpu.h"
 #include "kernels.h"
@@ -274,6 +275,67 @@ DEF_F5SCORES(attn_scores_f16_512, f5tile_f16)
 /* ---- grouped-query and Q8_0-cache attention (attention.h) ------------- */
 #include "arch/x86/avx512/attention.h"
 
+/* Below these lengths 16-lane tiles and their horizontal sums cost more than
+ * they save (stories260K, 64-wide rows and 8-wide heads: 48 -> 38 us per
+ * token with the AVX2 kernels), so the AVX-512 backend hands them to AVX2.
+ * The choice depends only on the length, fixed per weight and per model, so
+ * results stay independent of batch size, thread split and chunking. */
+#define SHORT_ROW  512
+#define SHORT_HEAD 32
+
+/* (the accumulations are bit-identical on every backend, so any mix is) */
+static GL_DECL_ATTN_ACCUM_G_FN(attn_accum_g_f32_mix)
+{
+    (len < SHORT_HEAD ? gl_attn_accum_g_f32_avx2 : attn_accum_g_f32_512)(
+        out, out_stride, p, p_stride, n_q, v, row_stride, n_rows, len);
+}
+static GL_DECL_ATTN_ACCUM_G_FN(attn_accum_g_f16_mix)
+{
+    (len < SHORT_HEAD ? gl_attn_accum_g_f16_avx2 : attn_accum_g_f16_512)(
+        out, out_stride, p, p_stride, n_q, v, row_stride, n_rows, len);
+}
+
+static GL_DECL_MATMUL_FN(matmul_f32_mix)
+{
+    (n < SHORT_ROW ? gl_matmul_f32_avx2 : matmul_f32_512)(w, w_row_bytes, x, x_stride, y, y_stride,
+                                                          n, r0, r1, nb);
+}
+static GL_DECL_MATMUL_FN(matmul_f16_mix)
+{
+    (n < SHORT_ROW ? gl_matmul_f16_avx2 : matmul_f16_512)(w, w_row_bytes, x, x_stride, y, y_stride,
+                                                          n, r0, r1, nb);
+}
+static GL_DECL_ATTN_SCORES_FN(attn_scores_f32_mix)
+{
+    (len < SHORT_HEAD ? gl_attn_scores_f32_avx2 : attn_scores_f32_512)(scores, q, k, row_stride,
+                                                                       n_keys, len, scale);
+}
+static GL_DECL_ATTN_SCORES_FN(attn_scores_f16_mix)
+{
+    (len < SHORT_HEAD ? gl_attn_scores_f16_avx2 : attn_scores_f16_512)(scores, q, k, row_stride,
+                                                                       n_keys, len, scale);
+}
+static GL_DECL_ATTN_SCORES_G_FN(attn_scores_g_f32_mix)
+{
+    (len < SHORT_HEAD ? gl_attn_scores_g_f32_avx2 : attn_scores_g_f32_512)(
+        scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, len, scale);
+}
+static GL_DECL_ATTN_SCORES_G_FN(attn_scores_g_f16_mix)
+{
+    (len < SHORT_HEAD ? gl_attn_scores_g_f16_avx2 : attn_scores_g_f16_512)(
+        scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, len, scale);
+}
+static GL_DECL_ATTN_SCORES_Q8_FN(attn_scores_q8_mix)
+{
+    (len < SHORT_HEAD ? gl_attn_scores_q8_avx2 : attn_scores_q8_512)(scores, q, k, row_stride,
+                                                                     n_keys, off, len, scale);
+}
+static GL_DECL_ATTN_SCORES_Q8_G_FN(attn_scores_q8_g_mix)
+{
+    (len < SHORT_HEAD ? gl_attn_scores_q8_g_avx2 : attn_scores_q8_g_512)(
+        scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, off, len, scale);
+}
+
 void GL_AVX512_INIT(gl_kernels *k)
 {
     gl_kernels_init_avx2(k);
@@ -289,10 +351,18 @@ void GL_AVX512_INIT(gl_kernels *k)
         k->matmul_packed[GL_LAYOUT_Q4_0X8] = matmul_q4_0_x8_vnni;
         k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni;
     }
-    k->matmul[GGUF_T_F32] = matmul_f32_512;
-    k->matmul[GGUF_T_F16] = matmul_f16_512;
+    k->matmul[GGUF_T_F32] = matmul_f32_mix;
+    k->matmul[GGUF_T_F16] = matmul_f16_mix;
     k->matmul[GGUF_T_BF16] = matmul_bf16_512;
-    k->attn_scores[GL_KV_F32] = attn_scores_f32_512;
-    k->attn_scores[GL_KV_F16] = attn_scores_f16_512;
     attn_init_512(k);
+    /* short rows and heads go to the AVX2 kernels, on both sides of the
+     * single-head / group contract */
+    k->attn_scores[GL_KV_F32] = attn_scores_f32_mix;
+    k->attn_scores[GL_KV_F16] = attn_scores_f16_mix;
+    k->attn_scores_g[GL_KV_F32] = attn_scores_g_f32_mix;
+    k->attn_scores_g[GL_KV_F16] = attn_scores_g_f16_mix;
+    k->attn_scores_q8 = attn_scores_q8_mix;
+    k->attn_scores_q8_g = attn_scores_q8_g_mix;
+    k->attn_accum_g[GL_KV_F32] = attn_accum_g_f32_mix;
+    k->attn_accum_g[GL_KV_F16] = attn_accum_g_f16_mix;
 }
