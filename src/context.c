@@ -183,10 +183,12 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->row_first = malloc(nb * sizeof(int));
     c->runs = malloc(nb * GL_MAX_RUNS * sizeof(gl_kv_run));
     c->n_runs = malloc(nb * sizeof(int));
+    c->mm_ranges =
+        aligned_alloc(_Alignof(gl_row_range), (size_t)p.n_threads * sizeof(gl_row_range));
     if (!c->x || !c->xb || !c->q || !c->kcur || !c->vcur || !c->att || !c->hb || !c->hb2 ||
         !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores ||
         !c->q16 || !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq ||
-        !c->row_pos || !c->row_first || (m->gpt2_layers && !c->qkv)) {
+        !c->row_pos || !c->row_first || !c->mm_ranges || (m->gpt2_layers && !c->qkv)) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
     }
@@ -223,6 +225,7 @@ void gl_ctx_free(gl_ctx *c)
     free(c->q16);
     free(c->seq_pos);
     free(c->all_rows);
+    free(c->mm_ranges);
     free(c->row_seq);
     free(c->row_pos);
     free(c->row_first);

@@ -3,6 +3,8 @@
 #ifndef GENLOOP_SRC_CONTEXT_H
 #define GENLOOP_SRC_CONTEXT_H
 
+#include <stdatomic.h>
+
 #include "model.h"
 #include "threadpool.h"
 
@@ -29,6 +31,14 @@ typedef struct gl_kv_run {
 
 #define GL_MAX_RUNS 6
 
+/* One thread's share of a parallel matrix product, in row units: [front,
+ * back) packed in one word, so its owner (from the front) and thieves
+ * (from the back) claim pieces with one compare-and-swap. A cache line
+ * each, so owners never contend with each other. */
+typedef struct gl_row_range {
+    _Alignas(64) _Atomic uint64_t front_back;
+} gl_row_range;
+
 struct gl_ctx {
     gl_model *m;
     const gl_kernels *k;
@@ -54,12 +64,13 @@ struct gl_ctx {
     uint8_t *k_chunk, *v_chunk; /* this chunk's K/V in cache format        */
     void *xq;                   /* quantized activations                    */
     size_t xq_stride;
-    float *rope_cs;        /* [n_batch][rope_dim]: cos, sin pairs      */
-    double *rope_inv_freq; /* [rope_dim / 2]                           */
-    float *scores;         /* [n_threads][group][n_ctx], group = n_heads / n_kv_heads */
-    float *q16;            /* [n_threads][group][head_dim]: queries at F16 precision */
-    gl_kv_run *runs;       /* [n_batch][GL_MAX_RUNS]                    */
-    int *n_runs;           /* [n_batch]                                 */
+    float *rope_cs;          /* [n_batch][rope_dim]: cos, sin pairs      */
+    double *rope_inv_freq;   /* [rope_dim / 2]                           */
+    float *scores;           /* [n_threads][group][n_ctx], group = n_heads / n_kv_heads */
+    float *q16;              /* [n_threads][group][head_dim]: queries at F16 precision */
+    gl_kv_run *runs;         /* [n_batch][GL_MAX_RUNS]                    */
+    int *n_runs;             /* [n_batch]                                 */
+    gl_row_range *mm_ranges; /* [n_threads], matmul.c                  */
     int n_threads;
 };
 

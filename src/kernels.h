@@ -40,7 +40,9 @@ typedef GL_DECL_QUANTIZE_FN((*gl_quantize_fn));
  * W rows are w_row_bytes apart. The activation is in the weight type's
  * activation format (see gl_kernels.act_type): Q8_0 blocks for quantized
  * weights, float for float weights; activation b starts at
- * (const char *)x + b * x_stride. */
+ * (const char *)x + b * x_stride. Q8_0 activations come from quantize_q8_0,
+ * so their quants are in [-127, 127] (kernels may rely on it: -128 never
+ * needs negating); weight quants may be any int8. */
 #define GL_DECL_MATMUL_FN(name)                                                                    \
     void name(const void *w, size_t w_row_bytes, const void *x, size_t x_stride, float *y,         \
               size_t y_stride, int n, int r0, int r1, int nb)

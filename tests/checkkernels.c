@@ -569,9 +569,9 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
     for (int b = 0; b < nb; b++) {
         unsigned char *col = x + (size_t)b * c->xs;
         if (q) {
-            for (int j = 0; j < n / 32; j++) {
+            for (int j = 0; j < n / 32; j++) { /* activation quants: [-127, 127] */
                 block_q8_0 blk;
-                rblock_q8(&blk, 1);
+                rblock_q8(&blk, 0);
                 memcpy(col + j * sizeof blk, &blk, sizeof blk);
             }
         } else {

@@ -1,12 +1,12 @@
 /* genloop bench: prefill and decode speed of a model, with the machine's
  * memory read bandwidth measured in the same run, so decode speed is
  * reported against its roofline: tok/s <= bandwidth / weight bytes per token. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench/bwprobe.h"
 #include "cli.h"
 #include "genloop.h"
 
@@ -17,61 +17,20 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-typedef struct bw_task {
-    const uint64_t *p;
-    size_t n;
-    uint64_t sum;
-    pthread_barrier_t *bar;
-} bw_task;
-
-static void *bw_read(void *arg)
-{
-    bw_task *t = arg;
-    /* eight independent sums keep enough loads in flight to saturate the
-     * memory system; the compiler vectorizes this loop */
-    uint64_t s[8] = { 0 };
-    pthread_barrier_wait(t->bar);
-    for (size_t i = 0; i + 8 <= t->n; i += 8)
-        for (int k = 0; k < 8; k++)
-            s[k] += t->p[i + k];
-    t->sum = s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
-    return NULL;
-}
-
 /* Best-of-reps read bandwidth of a buffer far larger than any cache, with
- * n_threads readers, in GB/s. */
+ * n_threads readers, in GB/s: the probe bench/membw uses. */
 static double bench_memory_bandwidth(int n_threads, size_t bytes, int reps)
 {
-    uint64_t *buf = malloc(bytes);
-    if (!buf)
-        return 0;
-    memset(buf, 1, bytes);
-    const size_t n = bytes / 8, per = n / (size_t)n_threads;
-    double best = 0;
-    volatile uint64_t sink = 0;
-    for (int r = 0; r < reps; r++) {
-        pthread_t th[256];
-        bw_task t[256];
-        pthread_barrier_t bar;
-        pthread_barrier_init(&bar, NULL, (unsigned)n_threads + 1);
-        for (int i = 0; i < n_threads; i++) {
-            t[i] = (bw_task){ .p = buf + per * (size_t)i, .n = per, .bar = &bar };
-            pthread_create(&th[i], NULL, bw_read, &t[i]);
-        }
-        pthread_barrier_wait(&bar);
-        double t0 = now_s();
-        for (int i = 0; i < n_threads; i++) {
-            pthread_join(th[i], NULL);
-            sink += t[i].sum;
-        }
-        double dt = now_s() - t0;
-        pthread_barrier_destroy(&bar);
-        double gbs = (double)(per * (size_t)n_threads * 8) / dt / 1e9;
-        best = gbs > best ? gbs : best;
+    unsigned char *buf = aligned_alloc(4096, bytes);
+    gl_threadpool *pool = NULL;
+    double bw = 0;
+    if (buf && gl_threadpool_create(&pool, n_threads, NULL) == GL_OK) {
+        memset(buf, 1, bytes);
+        bw = bw_measure(pool, buf, bytes, reps);
     }
-    (void)sink;
+    gl_threadpool_free(pool);
     free(buf);
-    return best;
+    return bw;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -41,9 +41,31 @@ GL_ALWAYS_INLINE void x8_isums_q4_avx2(const block_q4_0x8 *blk, const int8_t *co
 #define X8_ISUMS x8_isums_q4_avx2
 #include "arch/x86/avx2/x8_tmpl.h"
 
-/* No Q8_0x8 kernel for AVX2: with no unsigned operand that fits maddubs
- * exactly (255 x 128 pairs saturate) both sides must be widened to int16
- * and madd'ed, and the lanes of a 4-byte group then need a hadd per block;
- * measured (checkkernels --bench, 2048x5632) it did not beat the plain-row
- * kernel (nb=1: 22.9 vs 20.7-23.2 GMAC/s, nb=32: 35.9 vs 37.0), so AVX2
- * keeps Q8_0 in GGUF rows (repack[Q8_0].use stays false). */
+/* Q8_0x8 with the sign trick: maddubs(|w|, sign(x, w)) multiplies |w| in
+ * [0, 128] (unsigned) by +-x, so each pair sum is at most 2 * 128 * 127 =
+ * 32512 and nothing saturates -- because activation quants are in
+ * [-127, 127] (the quantize_q8_0 contract, src/kernels.h): sign(-128) would
+ * wrap. Weight quants may be anything, -128 included. One madd per 4-byte
+ * step widens a row's pair sums to int32 (two steps' pairs could overflow
+ * int16). Exact, so the x8 template's equality with generic holds. */
+GL_ALWAYS_INLINE void x8_isums_q8_avx2(const block_q8_0x8 *blk, const int8_t *const *xq,
+                                       __m256i *isum, const int nc)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        const __m256i w = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
+        const __m256i aw = _mm256_abs_epi8(w);
+#pragma GCC unroll 16
+        for (int c = 0; c < nc; c++) {
+            const __m256i sx = _mm256_sign_epi8(_mm256_set1_epi32(x8_load32(xq[c] + 4 * k)), w);
+            isum[c] =
+                _mm256_add_epi32(isum[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sx), ones));
+        }
+    }
+}
+
+#define X8_NAME  gl_matmul_q8_0_x8_avx2
+#define X8_WBLK  block_q8_0x8
+#define X8_ISUMS x8_isums_q8_avx2
+#include "arch/x86/avx2/x8_tmpl.h"
