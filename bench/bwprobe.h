@@ -13,7 +13,8 @@
 
 #include "threadpool.h"
 
-enum { BW_PREFETCH = 4096 };
+/* the decode kernels' prefetch distances (arch/x86/avx2/x8_tmpl.h) */
+enum { BW_PREFETCH_L2 = 4096, BW_PREFETCH_L1 = 1024 };
 
 static double bw_now(void)
 {
@@ -38,18 +39,20 @@ __attribute__((target("avx2"))) static uint64_t bw_read_avx2(const void *p, size
     return (uint64_t)_mm256_extract_epi64(a0, 0) ^ (uint64_t)_mm256_extract_epi64(a0, 3);
 }
 
-/* The same stream with software prefetches into L2 a few KiB ahead: on some
- * machines (VMs especially) the hardware prefetchers alone leave a core
- * well short of what it can pull, and the decode kernels prefetch, so the
- * roofline is the better of the two. */
+/* The same stream with software prefetches into L2 a few KiB ahead and
+ * into L1 closer: on some machines (VMs especially) the hardware
+ * prefetchers alone leave a core short of what it can pull, and the decode
+ * kernels prefetch this way, so the roofline is the better of the two. */
 __attribute__((target("avx2"))) static uint64_t bw_read_avx2_pf(const void *p, size_t bytes)
 {
     const __m256i *v = p;
     const char *c = p;
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
     for (size_t i = 0; i + 4 <= bytes / 32; i += 4) {
-        _mm_prefetch(c + i * 32 + BW_PREFETCH, _MM_HINT_T1);
-        _mm_prefetch(c + i * 32 + BW_PREFETCH + 64, _MM_HINT_T1);
+        _mm_prefetch(c + i * 32 + BW_PREFETCH_L2, _MM_HINT_T1);
+        _mm_prefetch(c + i * 32 + BW_PREFETCH_L2 + 64, _MM_HINT_T1);
+        _mm_prefetch(c + i * 32 + BW_PREFETCH_L1, _MM_HINT_T0);
+        _mm_prefetch(c + i * 32 + BW_PREFETCH_L1 + 64, _MM_HINT_T0);
         a0 = _mm256_xor_si256(a0, _mm256_load_si256(v + i));
         a1 = _mm256_xor_si256(a1, _mm256_load_si256(v + i + 1));
         a2 = _mm256_xor_si256(a2, _mm256_load_si256(v + i + 2));
@@ -129,8 +132,6 @@ static double bw_measure(gl_threadpool *pool, const void *buf, size_t bytes, int
         const double t0 = bw_now();
         gl_threadpool_run(pool, bw_worker, &t);
         const double gbs = (double)used / (bw_now() - t0) * 1e-9;
-        if (getenv("BW_DEBUG"))
-            fprintf(stderr, "style %d: %.2f GB/s\n", t.style, gbs);
         if (gbs > best)
             best = gbs;
     }

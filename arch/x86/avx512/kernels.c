@@ -165,6 +165,60 @@ GL_ALWAYS_INLINE void x8_isums_q8_vnni(const block_q8_0x8 *blk, const int8_t *co
 static GL_DECL_MATMUL_FN(matmul_q8_0_x8_vnni);
 #include "arch/x86/avx2/x8_tmpl.h"
 
+/* ---- decode over the x8 layouts, two groups per zmm (pair_tmpl.h) ----- */
+
+/* 32 bytes of group 0 in lanes 0-7, of group 1 in lanes 8-15 */
+GL_ALWAYS_INLINE __m512i pair_load(const int8_t *q0, const int8_t *q1)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)q0)),
+                              _mm256_loadu_si256((const __m256i *)q1), 1);
+}
+
+/* Q4_0: isum starts at -8 sum(x); high nibbles unshifted (see above) */
+GL_ALWAYS_INLINE __m512i pair_isums_q4(const block_q4_0x8 *b0, const block_q4_0x8 *b1,
+                                       const int8_t *xq, __m512i isum)
+{
+    const __m512i m_lo = _mm512_set1_epi8(0x0f), m_hi = _mm512_set1_epi8((char)0xf0);
+    __m512i s_hi = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        const __m512i v =
+            pair_load((const int8_t *)b0->qs + 32 * k, (const int8_t *)b1->qs + 32 * k);
+        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(v, m_lo),
+                                   _mm512_set1_epi32(x8_load32(xq + 4 * k)));
+        s_hi = _mm512_dpbusd_epi32(s_hi, _mm512_and_si512(v, m_hi),
+                                   _mm512_set1_epi32(x8_load32(xq + 16 + 4 * k)));
+    }
+    return _mm512_add_epi32(isum, gl512_srai4_epi32(s_hi));
+}
+
+#define PAIR_NAME     matmul_q4_0_x8_vnni_mix
+#define PAIR_FALLBACK matmul_q4_0_x8_vnni
+#define PAIR_WBLK     block_q4_0x8
+#define PAIR_SHIFT    3
+#define PAIR_ISUMS    pair_isums_q4
+#include "arch/x86/avx512/pair_tmpl.h"
+
+/* Q8_0: a = w ^ 0x80 (unsigned), isum starts at -128 sum(x) */
+GL_ALWAYS_INLINE __m512i pair_isums_q8(const block_q8_0x8 *b0, const block_q8_0x8 *b1,
+                                       const int8_t *xq, __m512i isum)
+{
+    const __m512i bias = _mm512_set1_epi8(-128);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        const __m512i a = _mm512_xor_si512(pair_load(b0->qs + 32 * k, b1->qs + 32 * k), bias);
+        isum = _mm512_dpbusd_epi32(isum, a, _mm512_set1_epi32(x8_load32(xq + 4 * k)));
+    }
+    return isum;
+}
+
+#define PAIR_NAME     matmul_q8_0_x8_vnni_mix
+#define PAIR_FALLBACK matmul_q8_0_x8_vnni
+#define PAIR_WBLK     block_q8_0x8
+#define PAIR_SHIFT    7
+#define PAIR_ISUMS    pair_isums_q8
+#include "arch/x86/avx512/pair_tmpl.h"
+
 /* ---- float products, 16 lanes ------------------------------------------
  * Determinism: lane l accumulates elements i = l (mod 16) in order with one
  * FMA each, the n % 16 tail is one zero-padded chunk, then gl512_hsum_ps.
@@ -359,8 +413,8 @@ void GL_AVX512_INIT(gl_kernels *k)
     if (vnni) {
         k->matmul[GGUF_T_Q8_0] = matmul_q8_0_vnni;
         k->matmul[GGUF_T_Q4_0] = matmul_q4_0_vnni;
-        k->matmul_packed[GL_LAYOUT_Q4_0X8] = matmul_q4_0_x8_vnni;
-        k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni;
+        k->matmul_packed[GL_LAYOUT_Q4_0X8] = matmul_q4_0_x8_vnni_mix;
+        k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni_mix;
     }
     k->matmul[GGUF_T_F32] = matmul_f32_mix;
     k->matmul[GGUF_T_F16] = matmul_f16_mix;

@@ -69,6 +69,35 @@ GL_ALWAYS_INLINE __m512 gl512_cvtph_ps(__m256i h)
 #endif
 }
 
+/* int32 to float, 16 lanes (round to nearest even, as cvtdq2ps) */
+GL_ALWAYS_INLINE __m512 gl512_cvtepi32_ps(__m512i v)
+{
+#ifdef GL_USE_SIMDE
+    int32_t t[16];
+    _mm512_storeu_si512(t, v);
+    return gl512_from_halves(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)t)),
+                             _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(t + 8))));
+#else
+    return _mm512_cvtepi32_ps(v);
+#endif
+}
+
+/* Arithmetic shift right of 16 int32 lanes by 4. */
+GL_ALWAYS_INLINE __m512i gl512_srai4_epi32(__m512i v)
+{
+#ifdef GL_USE_SIMDE
+    int32_t t[16];
+    _mm512_storeu_si512(t, v);
+    const __m256i lo = _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)t), 4);
+    const __m256i hi = _mm256_srai_epi32(_mm256_loadu_si256((const __m256i *)(t + 8)), 4);
+    _mm256_storeu_si256((__m256i *)t, lo);
+    _mm256_storeu_si256((__m256i *)(t + 8), hi);
+    return _mm512_loadu_si512(t);
+#else
+    return _mm512_srai_epi32(v, 4);
+#endif
+}
+
 /* 16 bfloat16 to float (exact) */
 GL_ALWAYS_INLINE __m512 gl512_cvtbf16_ps(__m256i h)
 {

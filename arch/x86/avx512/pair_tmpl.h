@@ -1,0 +1,95 @@
+/* Template: decode (nb == 1) over an x8 layout with zmm, two neighbouring
+ * 8-row groups side by side in one register (lanes 0-7: group g, lanes
+ * 8-15: group g + 1), so each vector op covers 16 rows. At decode the
+ * weights stream from DRAM, and fewer uops per byte let a core keep more
+ * of the stream in flight (bench/matvec, 2 threads, Q4_0 2048x5632: one
+ * group per ymm ~25 GB/s, pairs ~27 GB/s; end to end TinyLlama Q4_0 decode
+ * +3 to 5 % of the roofline).
+ *
+ * Included once per layout with:
+ *   PAIR_NAME       name of the generated GL_DECL_MATMUL_FN (static)
+ *   PAIR_FALLBACK   the layout's x8 kernel, for nb > 1, rows outside whole
+ *                   16-row pairs and reductions over PAIR_MAXB blocks
+ *   PAIR_WBLK       block_q4_0x8 / block_q8_0x8
+ *   PAIR_SHIFT      as X8_SHIFT (arch/x86/avx2/x8_tmpl.h): isum starts at
+ *                   -2^PAIR_SHIFT sum(x)
+ *   PAIR_ISUMS(b0, b1, xq, isum)
+ *                   isum + the integer dots of blocks *b0 (lanes 0-7) and
+ *                   *b1 (lanes 8-15) with the 32 activation quants xq
+ *
+ * Exactness: isum is an exact integer; each lane then runs the x8
+ * template's (so generic's) float sequence acc = acc + (float)isum *
+ * (dw * dx) block by block, with -ffp-contract=off: bit-identical to
+ * generic for any r0 / r1. */
+
+#ifndef GENLOOP_PAIR_TMPL_ONCE
+#define GENLOOP_PAIR_TMPL_ONCE
+enum { PAIR_MAXB = 1024 };
+#endif
+
+#define PAIR_CAT2(a, b) a##b
+#define PAIR_CAT(a, b)  PAIR_CAT2(a, b)
+#define PAIR_LOOP       PAIR_CAT(PAIR_NAME, _pairs)
+
+static void PAIR_LOOP(const PAIR_WBLK *w0, const PAIR_WBLK *w1, const block_q8_0 *x,
+                      const int32_t *corr, const float *dx, int nblk, float *y)
+{
+    const size_t gbytes = (size_t)nblk * sizeof(PAIR_WBLK);
+    __m512 acc = _mm512_setzero_ps();
+    for (int b = 0; b < nblk; b++) {
+        /* each stream prefetches its own group; past the group's end, the
+         * same offset in the next pair (two groups on), so that pair's
+         * second group is already in flight when it starts */
+        const size_t at = (size_t)b * sizeof(PAIR_WBLK);
+        const size_t o2 = at + X8_PREFETCH_L2 + (at + X8_PREFETCH_L2 >= gbytes ? gbytes : 0);
+        const size_t o1 = at + X8_PREFETCH_L1 + (at + X8_PREFETCH_L1 >= gbytes ? gbytes : 0);
+        for (size_t o = 0; o < sizeof(PAIR_WBLK); o += 64) {
+            _mm_prefetch((const char *)w0 + o2 + o, _MM_HINT_T1);
+            _mm_prefetch((const char *)w1 + o2 + o, _MM_HINT_T1);
+            _mm_prefetch((const char *)w0 + o1 + o, _MM_HINT_T0);
+            _mm_prefetch((const char *)w1 + o1 + o, _MM_HINT_T0);
+        }
+        const __m512i isum = PAIR_ISUMS(w0 + b, w1 + b, x[b].qs, _mm512_set1_epi32(corr[b]));
+        const __m512 dw = gl512_cvtph_ps(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)w0[b].d)),
+            _mm_loadu_si128((const __m128i *)w1[b].d), 1));
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(gl512_cvtepi32_ps(isum),
+                                               _mm512_mul_ps(dw, _mm512_set1_ps(dx[b]))));
+    }
+    _mm512_storeu_ps(y, acc);
+}
+
+static GL_DECL_MATMUL_FN(PAIR_NAME)
+{
+    const int nblk = n / QK8_0;
+    const int p0 = (r0 + 15) / 16, p1 = r1 / 16; /* whole 16-row pairs */
+    if (nb != 1 || nblk > PAIR_MAXB || p0 >= p1) {
+        PAIR_FALLBACK(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb);
+        return;
+    }
+    const block_q8_0 *xb = x;
+    int32_t corr[PAIR_MAXB];
+    float dx[PAIR_MAXB];
+    for (int b = 0; b < nblk; b++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)xb[b].qs);
+        const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), v);
+        corr[b] = -(_mm256_cvtsi256_si32(gl_bcast_sum_epi32(s)) * (1 << PAIR_SHIFT));
+        dx[b] = gl_h2f(xb[b].d);
+    }
+    if (r0 < p0 * 16)
+        PAIR_FALLBACK(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, p0 * 16, 1);
+    for (int p = p0; p < p1; p++) {
+        const char *g0 = (const char *)w + (size_t)(2 * p) * w_row_bytes;
+        PAIR_LOOP((const PAIR_WBLK *)g0, (const PAIR_WBLK *)(g0 + w_row_bytes), xb, corr, dx, nblk,
+                  y + (size_t)p * 16);
+    }
+    if (p1 * 16 < r1)
+        PAIR_FALLBACK(w, w_row_bytes, x, x_stride, y, y_stride, n, p1 * 16, r1, 1);
+}
+
+#undef PAIR_LOOP
+#undef PAIR_NAME
+#undef PAIR_FALLBACK
+#undef PAIR_WBLK
+#undef PAIR_SHIFT
+#undef PAIR_ISUMS
