@@ -25,38 +25,50 @@
 #ifndef GENLOOP_PAIR_TMPL_ONCE
 #define GENLOOP_PAIR_TMPL_ONCE
 enum { PAIR_MAXB = 1024 };
+#ifndef PAIR_NZ
+#define PAIR_NZ 4
+#endif
 #endif
 
 #define PAIR_CAT2(a, b) a##b
 #define PAIR_CAT(a, b)  PAIR_CAT2(a, b)
 #define PAIR_LOOP       PAIR_CAT(PAIR_NAME, _pairs)
 
-static void PAIR_LOOP(const PAIR_WBLK *w0, const PAIR_WBLK *w1, const block_q8_0 *x,
-                      const int32_t *corr, const float *dx, int nblk, float *y)
+/* nz registers of two groups each: groups w .. w + 2 nz - 1, gb bytes apart */
+GL_ALWAYS_INLINE void PAIR_LOOP(const char *w, size_t gb, const block_q8_0 *x, const int32_t *corr,
+                                const float *dx, int nblk, float *y, const int nz)
 {
     const size_t gbytes = (size_t)nblk * sizeof(PAIR_WBLK);
-    __m512 acc = _mm512_setzero_ps();
+    const size_t skip = (size_t)(2 * nz - 1) * gb;
+    __m512 acc[4];
+    for (int z = 0; z < nz; z++)
+        acc[z] = _mm512_setzero_ps();
     for (int b = 0; b < nblk; b++) {
         /* each stream prefetches its own group; past the group's end, the
-         * same offset in the next pair (two groups on), so that pair's
-         * second group is already in flight when it starts */
+         * same offset in the group it reads next (2 nz groups on), so the
+         * next call's streams are already in flight when it starts */
         const size_t at = (size_t)b * sizeof(PAIR_WBLK);
-        const size_t o2 = at + X8_PREFETCH_L2 + (at + X8_PREFETCH_L2 >= gbytes ? gbytes : 0);
-        const size_t o1 = at + X8_PREFETCH_L1 + (at + X8_PREFETCH_L1 >= gbytes ? gbytes : 0);
-        for (size_t o = 0; o < sizeof(PAIR_WBLK); o += 64) {
-            _mm_prefetch((const char *)w0 + o2 + o, _MM_HINT_T1);
-            _mm_prefetch((const char *)w1 + o2 + o, _MM_HINT_T1);
-            _mm_prefetch((const char *)w0 + o1 + o, _MM_HINT_T0);
-            _mm_prefetch((const char *)w1 + o1 + o, _MM_HINT_T0);
+        const size_t o2 = at + X8_PREFETCH_L2 + (at + X8_PREFETCH_L2 >= gbytes ? skip : 0);
+        const size_t o1 = at + X8_PREFETCH_L1 + (at + X8_PREFETCH_L1 >= gbytes ? skip : 0);
+        for (int g = 0; g < 2 * nz; g++)
+            for (size_t o = 0; o < sizeof(PAIR_WBLK); o += 64) {
+                _mm_prefetch(w + (size_t)g * gb + o2 + o, _MM_HINT_T1);
+                _mm_prefetch(w + (size_t)g * gb + o1 + o, _MM_HINT_T0);
+            }
+        const __m512 sx = _mm512_set1_ps(dx[b]);
+        for (int z = 0; z < nz; z++) {
+            const PAIR_WBLK *b0 = (const PAIR_WBLK *)(w + (size_t)(2 * z) * gb) + b;
+            const PAIR_WBLK *b1 = (const PAIR_WBLK *)(w + (size_t)(2 * z + 1) * gb) + b;
+            const __m512i isum = PAIR_ISUMS(b0, b1, x[b].qs, _mm512_set1_epi32(corr[b]));
+            const __m512 dw = gl512_cvtph_ps(_mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)b0->d)),
+                _mm_loadu_si128((const __m128i *)b1->d), 1));
+            acc[z] = _mm512_add_ps(acc[z],
+                                   _mm512_mul_ps(gl512_cvtepi32_ps(isum), _mm512_mul_ps(dw, sx)));
         }
-        const __m512i isum = PAIR_ISUMS(w0 + b, w1 + b, x[b].qs, _mm512_set1_epi32(corr[b]));
-        const __m512 dw = gl512_cvtph_ps(_mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)w0[b].d)),
-            _mm_loadu_si128((const __m128i *)w1[b].d), 1));
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(gl512_cvtepi32_ps(isum),
-                                               _mm512_mul_ps(dw, _mm512_set1_ps(dx[b]))));
     }
-    _mm512_storeu_ps(y, acc);
+    for (int z = 0; z < nz; z++)
+        _mm512_storeu_ps(y + 16 * z, acc[z]);
 }
 
 static GL_DECL_MATMUL_FN(PAIR_NAME)
@@ -78,11 +90,16 @@ static GL_DECL_MATMUL_FN(PAIR_NAME)
     }
     if (r0 < p0 * 16)
         PAIR_FALLBACK(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, p0 * 16, 1);
-    for (int p = p0; p < p1; p++) {
-        const char *g0 = (const char *)w + (size_t)(2 * p) * w_row_bytes;
-        PAIR_LOOP((const PAIR_WBLK *)g0, (const PAIR_WBLK *)(g0 + w_row_bytes), xb, corr, dx, nblk,
-                  y + (size_t)p * 16);
-    }
+    int p = p0;
+    for (; p + PAIR_NZ <= p1; p += PAIR_NZ)
+        PAIR_LOOP((const char *)w + (size_t)(2 * p) * w_row_bytes, w_row_bytes, xb, corr, dx, nblk,
+                  y + (size_t)p * 16, PAIR_NZ);
+    for (; p + 2 <= p1; p += 2)
+        PAIR_LOOP((const char *)w + (size_t)(2 * p) * w_row_bytes, w_row_bytes, xb, corr, dx, nblk,
+                  y + (size_t)p * 16, 2);
+    for (; p < p1; p++)
+        PAIR_LOOP((const char *)w + (size_t)(2 * p) * w_row_bytes, w_row_bytes, xb, corr, dx, nblk,
+                  y + (size_t)p * 16, 1);
     if (p1 * 16 < r1)
         PAIR_FALLBACK(w, w_row_bytes, x, x_stride, y, y_stride, n, p1 * 16, r1, 1);
 }
