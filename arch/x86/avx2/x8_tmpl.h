@@ -89,8 +89,84 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
     }
 }
 
+/* Decode (one activation column): X8_NG whole groups in lockstep, each
+ * its own stream with its own prefetches. A core reading one sequential
+ * stream leaves DRAM banks idle: bench/matvec, 2 threads, AVX2 Q4_0x8
+ * 2048x5632 went from ~25 to ~29 GB/s this way. Per lane the float sequence
+ * is X8_TILE's, so results are unchanged. */
+#ifndef X8_NG
+#define X8_NG 4
+#endif
+#define X8_MULTI X8_CAT(X8_NAME, _multi)
+
+GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const block_q8_0 *xs, const int32_t *corr,
+                               const float *dx, int kn, float *y, const int ng)
+{
+    const size_t gbytes = (size_t)kn * sizeof(X8_WBLK);
+    const size_t skip = (size_t)(ng - 1) * gb;
+    __m256 acc[X8_NG];
+    for (int g = 0; g < ng; g++)
+        acc[g] = _mm256_setzero_ps();
+    for (int b = 0; b < kn; b++) {
+        /* each stream prefetches its own group; past the group's end, the
+         * same offset in the group it reads next (ng groups on) */
+        const size_t at = (size_t)b * sizeof(X8_WBLK);
+        const size_t o2 = at + X8_PREFETCH_L2 + (at + X8_PREFETCH_L2 >= gbytes ? skip : 0);
+        const size_t o1 = at + X8_PREFETCH_L1 + (at + X8_PREFETCH_L1 >= gbytes ? skip : 0);
+        for (int g = 0; g < ng; g++)
+            for (size_t o = 0; o < sizeof(X8_WBLK); o += 64) {
+                _mm_prefetch(w + (size_t)g * gb + o2 + o, _MM_HINT_T1);
+                _mm_prefetch(w + (size_t)g * gb + o1 + o, _MM_HINT_T0);
+            }
+        const int8_t *xq[1] = { xs[b].qs };
+        const __m256 sx = _mm256_set1_ps(dx[b]);
+        for (int g = 0; g < ng; g++) {
+            const X8_WBLK *blk = (const X8_WBLK *)(w + (size_t)g * gb) + b;
+            __m256i isum = _mm256_set1_epi32(corr[b]);
+            X8_ISUMS(blk, xq, &isum, 1);
+            const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk->d));
+            acc[g] = _mm256_add_ps(acc[g],
+                                   _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, sx)));
+        }
+    }
+    for (int g = 0; g < ng; g++)
+        _mm256_storeu_ps(y + (size_t)g * GL_X8_ROWS, acc[g]);
+}
+
 GL_DECL_MATMUL_FN(X8_NAME)
 {
+    /* decode: whole groups in lockstep; partial groups at the ends of
+     * [r0, r1) take the general path below (they hold no whole group) */
+    const int f0 = (r0 + GL_X8_ROWS - 1) / GL_X8_ROWS, f1 = r1 / GL_X8_ROWS;
+    if (nb == 1 && n / QK8_0 <= X8_KB && f0 < f1) {
+        const int kn = n / QK8_0;
+        const block_q8_0 *xs = x;
+        int32_t corr1[X8_KB];
+        float dx1[X8_KB];
+        for (int b = 0; b < kn; b++) {
+#ifdef X8_SHIFT
+            const __m256i v = _mm256_loadu_si256((const __m256i *)xs[b].qs);
+            const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), v),
+                                                _mm256_set1_epi16(1));
+            corr1[b] = -(_mm256_cvtsi256_si32(gl_bcast_sum_epi32(s)) * (1 << X8_SHIFT));
+#else
+            corr1[b] = 0;
+#endif
+            dx1[b] = gl_h2f(xs[b].d);
+        }
+        if (r0 < f0 * GL_X8_ROWS)
+            X8_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * GL_X8_ROWS, 1);
+        int g = f0;
+        for (; g + X8_NG <= f1; g += X8_NG)
+            X8_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, corr1, dx1, kn,
+                     y + (size_t)g * GL_X8_ROWS, X8_NG);
+        for (; g < f1; g++)
+            X8_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, corr1, dx1, kn,
+                     y + (size_t)g * GL_X8_ROWS, 1);
+        if (f1 * GL_X8_ROWS < r1)
+            X8_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * GL_X8_ROWS, r1, 1);
+        return;
+    }
     const int nblk = n / QK8_0;
     const int g_lo = r0 / GL_X8_ROWS, g_hi = (r1 + GL_X8_ROWS - 1) / GL_X8_ROWS;
     const int kmax = nblk < X8_KB ? nblk : X8_KB;
@@ -162,6 +238,7 @@ GL_DECL_MATMUL_FN(X8_NAME)
 }
 
 #undef X8_TILE
+#undef X8_MULTI
 #undef X8_NAME
 #undef X8_WBLK
 #undef X8_SHIFT
