@@ -6,7 +6,8 @@
 #   bench/run_matrix.sh [shapes] [types] [threads]
 #   e.g. bench/run_matrix.sh "tinyllama-1.1b" "q4_0 q8_0" "1 2"
 # Environment: GENLOOP (the binary, default build/genloop), MODELS (where
-# synthetic models are cached, default /tmp/genloop-models), P, N, R.
+# synthetic models are cached, default /tmp/genloop-models), P, N, R, BACKEND
+# (passed to --backend; default: the best the CPU has).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 G=${GENLOOP:-build/genloop}
@@ -28,7 +29,7 @@ for s in $shapes; do
     f="$MODELS/$s-$t.gguf"
     [ -f "$f" ] || "$G" synth --shape "$s" --type "$t" -o "$f"
     for th in $threads; do
-      j=$("$G" bench -m "$f" -p "$P" -n "$N" -r "$R" -t "$th" --json)
+      j=$("$G" bench -m "$f" -p "$P" -n "$N" -r "$R" -t "$th" ${BACKEND:+--backend "$BACKEND"} --json)
       be=$(echo "$j" | sed -n 's/.*"backend": "\([^"]*\)".*/\1/p')
       p99=$(echo "$j" | sed -n 's/.*"p99": \([0-9.]*\).*/\1/p')
       rss=$(echo "$j" | field peak_rss_bytes)

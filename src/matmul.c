@@ -146,9 +146,8 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
                               memory_order_relaxed);
     }
     /* decode streams in small pieces so a thief finds work left; prefill
-     * (compute-bound, per-call setup per column) takes quarters */
-    t.own_units = OWN_UNITS_DECODE;
-    if (nb > 2)
-        t.own_units = (units / nth + 3) / 4 > 1 ? (units / nth + 3) / 4 : 1;
+     * takes its whole share at once (compute-bound, so an even split stays
+     * even, and every call repeats per-column setup) */
+    t.own_units = nb > 2 ? units : OWN_UNITS_DECODE;
     gl_threadpool_run_sized(c->pool, mm_worker, &t, work);
 }
