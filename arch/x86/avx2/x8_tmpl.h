@@ -48,7 +48,7 @@
 
 GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
                               const int32_t (*corr)[X8_KB], const float (*dx)[X8_KB], int kn,
-                              float *const *ys, int lo, int hi, int first, const int nc)
+                              float *const *ys, int lo, int hi, int first, int stream, const int nc)
 {
     const int full = lo == 0 && hi == 8;
     const __m256i mask = x8_lane_mask(lo, hi);
@@ -60,7 +60,9 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
                         : _mm256_maskload_ps(ys[c], mask);
     for (int b = 0; b < kn; b++) {
         const X8_WBLK *blk = wb + b;
-        if (nc <= 2) /* decode: memory-bound, help the streams along */
+        /* the first column tile over a panel reads it from DRAM: help the
+         * stream along (batch 8 decode: 85 -> 173 tok/s); later tiles hit L2 */
+        if (stream)
             for (size_t o = 0; o < sizeof(X8_WBLK); o += 64) {
                 _mm_prefetch((const char *)blk + X8_PREFETCH_L2 + o, _MM_HINT_T1);
                 _mm_prefetch((const char *)blk + X8_PREFETCH_L1 + o, _MM_HINT_T0);
@@ -209,12 +211,12 @@ GL_DECL_MATMUL_FN(X8_NAME)
                     float *ys[X8_C];
                     for (int c = 0; c < nc; c++)
                         ys[c] = yc[c] + (size_t)g * GL_X8_ROWS;
-                    const int first = k0 == 0;
+                    const int first = k0 == 0, stream = c0 == 0;
                     switch (nc) {
 #define X8_CASE(N)                                                                                 \
     case N:                                                                                        \
         X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx, kn, ys, lo, hi,  \
-                first, N);                                                                         \
+                first, stream, N);                                                                 \
         break;
                         X8_CASE(1)
                         X8_CASE(2)
@@ -227,7 +229,7 @@ GL_DECL_MATMUL_FN(X8_NAME)
 #endif
                     default:
                         X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx,
-                                kn, ys, lo, hi, first, X8_C);
+                                kn, ys, lo, hi, first, stream, X8_C);
                         break;
 #undef X8_CASE
                     }
