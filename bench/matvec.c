@@ -52,7 +52,7 @@ int main(int argc, char **argv)
         }
     }
     const size_t arena = mb << 20;
-    unsigned char *buf = aligned_alloc(4096, arena), *pbuf = aligned_alloc(4096, arena);
+    unsigned char *buf = bw_alloc(arena), *pbuf = bw_alloc(arena);
     if (!buf || !pbuf)
         return 1;
     /* plausible blocks: random quants, d = 2^-7 */

@@ -24,7 +24,7 @@ int main(int argc, char **argv)
         }
     }
     const size_t bytes = mb << 20;
-    unsigned char *buf = aligned_alloc(4096, bytes);
+    unsigned char *buf = bw_alloc(bytes);
     if (!buf) {
         fprintf(stderr, "membw: cannot allocate %zu MiB\n", mb);
         return 1;

@@ -7,6 +7,7 @@
 
 #include "context.h"
 #include "error.h"
+#include "hugemem.h"
 
 gl_ctx_params gl_ctx_default_params(void)
 {
@@ -149,8 +150,8 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
         free(c);
         return st;
     }
-    if (!cache_bytes || !(c->k_cache = malloc(cache_bytes)) ||
-        !(c->v_cache = malloc(cache_bytes))) {
+    if (!cache_bytes || !(c->k_cache = gl_alloc_huge(cache_bytes)) ||
+        !(c->v_cache = gl_alloc_huge(cache_bytes))) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM,
                        "cannot allocate the KV cache for %d positions: %llu bytes needed", p.n_ctx,

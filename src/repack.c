@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "hugemem.h"
 #include "model.h"
 #include "threadpool.h"
 
@@ -129,7 +130,7 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
         total = (total + 63) / 64 * 64;
     }
     const size_t cap = (total + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-    void *arena = aligned_alloc(ARENA_ALIGN, cap);
+    void *arena = gl_alloc_huge(cap);
     if (!arena) {
         free(ws);
         free(dst);

@@ -21,7 +21,7 @@ static double now_s(void)
  * n_threads readers, in GB/s: the probe bench/membw uses. */
 static double bench_memory_bandwidth(int n_threads, size_t bytes, int reps)
 {
-    unsigned char *buf = aligned_alloc(4096, bytes);
+    unsigned char *buf = bw_alloc(bytes);
     gl_threadpool *pool = NULL;
     double bw = 0;
     if (buf && gl_threadpool_create(&pool, n_threads, NULL) == GL_OK) {
