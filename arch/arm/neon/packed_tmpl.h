@@ -33,7 +33,9 @@ GL_ALWAYS_INLINE void PK_TILE(const PK_WBLK *wg, const block_q8_0 *const *xs, fl
     for (int b = 0; b < nblk; b++) {
         int32x4_t lo[PK_MAXC], hi[PK_MAXC];
         PK_ISUM(&wg[b], xs, b, nc, lo, hi);
-        const uint16x8_t dh = vld1q_u16(wg[b].d);
+        /* d[] opens the block (src/quant.h); bytes, as the block types are packed */
+        const uint16x8_t dh =
+            vreinterpretq_u16_u8(vld1q_u8((const uint8_t *)(const void *)(wg + b)));
         const float32x4_t dwlo = gl_h2f4(vget_low_u16(dh)), dwhi = gl_h2f4(vget_high_u16(dh));
         for (int c = 0; c < nc; c++) {
             const float32x4_t dx = gl_h2f4(vdup_n_u16(gl_blk_d(xs[c] + b)));
