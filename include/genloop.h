@@ -143,7 +143,7 @@ GL_API int gl_ctx_n_threads(const gl_ctx *c);
 /* Bytes of KV cache the context holds (all sequences, K and V). */
 GL_API uint64_t gl_ctx_kv_bytes(const gl_ctx *c);
 /* Positions consumed so far. */
-GL_API int gl_ctx_pos(const gl_ctx *c);
+GL_API int64_t gl_ctx_pos(const gl_ctx *c);
 /* Forgets every position. */
 GL_API void gl_ctx_reset(gl_ctx *c);
 

@@ -15,20 +15,20 @@
 
 /* ---- KV ring ----------------------------------------------------------- */
 
-static int slot_of(const gl_ctx *c, int pos)
+static int slot_of(const gl_ctx *c, int64_t pos)
 {
     if (pos < c->n_keep)
-        return pos;
-    return c->n_keep + (pos - c->n_keep) % (c->n_ctx - c->n_keep);
+        return (int)pos;
+    return c->n_keep + (int)((pos - c->n_keep) % (c->n_ctx - c->n_keep));
 }
 
 /* Appends the cached positions [lo, hi) as runs of contiguous slots. */
-static int add_cached(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi)
+static int add_cached(const gl_ctx *c, gl_kv_run *r, int n, int64_t lo, int64_t hi)
 {
     while (lo < hi) {
         const int s = slot_of(c, lo);
-        const int end = lo < c->n_keep ? c->n_keep : lo + (c->n_ctx - s);
-        const int take = (hi < end ? hi : end) - lo;
+        const int64_t end = lo < c->n_keep ? c->n_keep : lo + (c->n_ctx - s);
+        const int take = (int)((hi < end ? hi : end) - lo);
         r[n++] = (gl_kv_run){ .in_chunk = false, .row = s, .n = take };
         lo += take;
     }
@@ -38,15 +38,17 @@ static int add_cached(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi)
 /* Positions [lo, hi) in order: those before pos0 (the sequence's first
  * position in this batch, at batch row first) from the ring, the rest from
  * the batch. */
-static int add_positions(const gl_ctx *c, gl_kv_run *r, int n, int lo, int hi, int pos0, int first)
+static int add_positions(const gl_ctx *c, gl_kv_run *r, int n, int64_t lo, int64_t hi, int64_t pos0,
+                         int first)
 {
     if (lo >= hi)
         return n;
     if (lo < pos0)
         n = add_cached(c, r, n, lo, hi < pos0 ? hi : pos0);
     if (hi > pos0) {
-        const int s = lo > pos0 ? lo : pos0;
-        r[n++] = (gl_kv_run){ .in_chunk = true, .row = first + s - pos0, .n = hi - s };
+        const int64_t s = lo > pos0 ? lo : pos0;
+        r[n++] =
+            (gl_kv_run){ .in_chunk = true, .row = first + (int)(s - pos0), .n = (int)(hi - s) };
     }
     return n;
 }
@@ -55,11 +57,11 @@ void gl_kv_plan(gl_ctx *c, int nb)
 {
     const int window = c->n_ctx - c->n_keep;
     for (int b = 0; b < nb; b++) {
-        const int p = c->row_pos[b], first = c->row_first[b];
-        const int pos0 = c->row_pos[first];
+        const int64_t p = c->row_pos[b], pos0 = c->row_pos[c->row_first[b]];
+        const int first = c->row_first[b];
         gl_kv_run *r = c->runs + (size_t)b * GL_MAX_RUNS;
-        const int pinned_end = p + 1 < c->n_keep ? p + 1 : c->n_keep;
-        int lo = p - window + 1;
+        const int64_t pinned_end = p + 1 < c->n_keep ? p + 1 : c->n_keep;
+        int64_t lo = p - window + 1;
         if (lo < c->n_keep)
             lo = c->n_keep;
         int n = add_positions(c, r, 0, 0, pinned_end, pos0, first);

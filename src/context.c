@@ -177,10 +177,10 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     const size_t group = (size_t)(cfg->n_heads / cfg->n_kv_heads);
     c->scores = malloc((size_t)p.n_threads * group * (size_t)p.n_ctx * sizeof(float));
     c->q16 = malloc((size_t)p.n_threads * group * hd * sizeof(float));
-    c->seq_pos = calloc((size_t)p.n_seq, sizeof(int));
+    c->seq_pos = calloc((size_t)p.n_seq, sizeof *c->seq_pos);
     c->all_rows = malloc(nb * sizeof(int));
     c->row_seq = malloc(nb * sizeof(int));
-    c->row_pos = malloc(nb * sizeof(int));
+    c->row_pos = malloc(nb * sizeof *c->row_pos);
     c->row_first = malloc(nb * sizeof(int));
     c->runs = malloc(nb * GL_MAX_RUNS * sizeof(gl_kv_run));
     c->n_runs = malloc(nb * sizeof(int));
@@ -250,7 +250,7 @@ int gl_ctx_n_threads(const gl_ctx *c)
     return c->n_threads;
 }
 
-int gl_ctx_pos(const gl_ctx *c)
+int64_t gl_ctx_pos(const gl_ctx *c)
 {
     return c->seq_pos[0];
 }
@@ -286,9 +286,9 @@ gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
                     return gl_fail(err, GL_ERR_ARG, "sequence %d's rows are not contiguous", s);
         c->row_seq[i] = s;
         c->row_first[i] = starts ? i : c->row_first[i - 1];
-        c->row_pos[i] = c->seq_pos[s] + (i - c->row_first[i]);
-        if (c->row_pos[i] < 0) /* positions past INT_MAX */
+        if (c->seq_pos[s] > INT64_MAX - b->n) /* ~3e5 years at 1M tokens/s */
             return gl_fail(err, GL_ERR_ARG, "sequence %d has run out of positions", s);
+        c->row_pos[i] = c->seq_pos[s] + (i - c->row_first[i]);
     }
     for (int i = 0; i < b->n_out; i++)
         if (b->out_rows[i] < 0 || b->out_rows[i] >= b->n ||
@@ -298,9 +298,9 @@ gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
     for (int i = 0; i < b->n; i++)
         if (n_pos > 0 && c->row_pos[i] >= n_pos)
             return gl_fail(err, GL_ERR_ARG,
-                           "position %d is past the %d positions '%s' has "
+                           "position %lld is past the %d positions '%s' has "
                            "learned (position_embd): reset the context or crop the history",
-                           c->row_pos[i], n_pos, c->m->arch);
+                           (long long)c->row_pos[i], n_pos, c->m->arch);
     gl_status st = c->m->forward(c, b, err);
     if (st)
         return st;
@@ -317,9 +317,10 @@ gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits, bo
     const int n_pos = c->m->cfg.n_pos_learned;
     if (n_pos > 0 && n > n_pos - c->seq_pos[0])
         return gl_fail(err, GL_ERR_ARG,
-                       "positions %d..%d are past the %d positions '%s' has "
+                       "positions %lld..%lld are past the %d positions '%s' has "
                        "learned (position_embd): reset the context or crop the history",
-                       c->seq_pos[0], c->seq_pos[0] + n - 1, n_pos, c->m->arch);
+                       (long long)c->seq_pos[0], (long long)(c->seq_pos[0] + n - 1), n_pos,
+                       c->m->arch);
     const size_t n_vocab = (size_t)c->m->cfg.n_vocab;
     for (int done = 0; done < n;) {
         const int nb = n - done < c->n_batch ? n - done : c->n_batch;

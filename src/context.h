@@ -47,7 +47,8 @@ struct gl_ctx {
     int n_keep;             /* pinned leading positions ("attention sinks")            */
     int n_batch;            /* most tokens per forward pass                            */
     int n_seq;              /* sequence slots, each with its own ring                  */
-    int *seq_pos;           /* [n_seq] next position of each sequence                  */
+    int64_t *seq_pos;       /* [n_seq] next position of each sequence (64-bit: a ring
+                             * generates for ever, past 2^31 tokens too)            */
     size_t seq_cache_bytes; /* one sequence's K (or V) cache: all layers     */
     int kv_type;            /* enum gl_kv_type                                         */
     size_t kv_elem;
@@ -55,8 +56,9 @@ struct gl_ctx {
     uint8_t *k_cache, *v_cache; /* [n_seq][n_layers][n_ctx][kv_row_bytes]     */
 
     /* the batch being computed, per row */
-    int *row_seq, *row_pos, *row_first; /* sequence, position, its first row */
-    int *all_rows;                      /* 0, 1, ..., n_batch - 1              */
+    int *row_seq, *row_first; /* sequence, its first row in the batch */
+    int64_t *row_pos;         /* absolute position                    */
+    int *all_rows;            /* 0, 1, ..., n_batch - 1              */
 
     /* scratch, n_batch rows each */
     float *x, *xb, *q, *kcur, *vcur, *att, *hb, *hb2;

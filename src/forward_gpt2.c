@@ -29,9 +29,9 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
     for (int b = 0; b < nb; b++)
         if (c->row_pos[b] >= cfg->n_pos_learned)
             return gl_fail(err, GL_ERR_ARG,
-                           "position %d is past the %d positions gpt2 has "
+                           "position %lld is past the %d positions gpt2 has "
                            "learned",
-                           c->row_pos[b], cfg->n_pos_learned);
+                           (long long)c->row_pos[b], cfg->n_pos_learned);
 
     /* x = token embedding + position embedding */
     for (int b = 0; b < nb; b++) {

@@ -225,7 +225,8 @@ static int make_ctx(const opts *o, gl_model *m, gl_ctx **c)
 
 typedef struct run_state {
     bool stream;
-    int n_pos, n_train; /* positions so far; the model's trained context */
+    int64_t n_pos; /* positions so far */
+    int n_train;   /* the model's trained context */
     bool warned;
     char *text; /* accumulated output for --json */
     size_t len, cap;
