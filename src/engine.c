@@ -11,6 +11,7 @@
  * reads only the sequence's own cache, and each request owns its sampler.
  * gl_generate runs through this same code with one slot, so `genloop run`
  * and `genloop batch` agree token for token. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,9 +41,11 @@ typedef struct gl_req {
      * tokens base..n_toks-1 (base > 0 once a request that keeps no history
      * has dropped what neither sampling nor the context needs). */
     int32_t *toks;
-    int base, n_prompt, n_toks, cap_toks;
-    int win_start; /* index at cache position 0 (crop moves it)                 */
-    int n_fed;     /* tokens before n_fed are in the cache                      */
+    /* 64-bit where a streaming request's count grows for ever */
+    int64_t base, n_toks;
+    int n_prompt, cap_toks;
+    int64_t win_start; /* index at cache position 0 (crop moves it)             */
+    int64_t n_fed;     /* tokens before n_fed are in the cache                  */
     bool keep_history;
     int keep_toks; /* tokens a trimming request retains                         */
     int32_t *sink; /* gl_generate's output array                                */
@@ -208,7 +211,7 @@ static bool append_tok(gl_req *r, int32_t t)
     if (!r->keep_history && r->n_toks - r->base >= 2 * r->keep_toks) {
         /* generate forever in fixed memory: keep only the tail (never a
          * token the model has not read yet) */
-        int drop = r->n_toks - r->base - r->keep_toks;
+        int drop = (int)(r->n_toks - r->base - r->keep_toks);
         if (drop > r->n_fed - r->base)
             drop = r->n_fed - r->base;
         if (drop > 0) {
@@ -428,12 +431,12 @@ static bool check_stops(gl_engine *e, gl_req *r, int32_t tok)
  * in the order a single generation loop would. */
 static void advance(gl_engine *e, gl_req *r, float *logits)
 {
-    const int n_gen = r->n_toks - r->n_prompt;
+    const int64_t n_gen = r->n_toks - r->n_prompt;
     if (r->n_predict >= 0 && n_gen >= r->n_predict) {
         finish(e, r, GL_STOP_LENGTH);
         return;
     }
-    const int32_t tok = gl_sampler_sample(r->smp, logits, r->toks, r->n_toks - r->base);
+    const int32_t tok = gl_sampler_sample(r->smp, logits, r->toks, (int)(r->n_toks - r->base));
     if (r->t_first == 0)
         r->t_first = now_ms();
     if (tok == gl_tokenizer_eos(e->m->tok)) {
@@ -445,7 +448,7 @@ static void advance(gl_engine *e, gl_req *r, float *logits)
         finish(e, r, GL_STOP_CALLBACK);
         return;
     }
-    const int i_gen = r->n_toks - 1 - r->n_prompt;
+    const int64_t i_gen = r->n_toks - 1 - r->n_prompt;
     if (r->sink && i_gen < r->sink_cap)
         r->sink[i_gen] = tok;
     if (check_stops(e, r, tok))
@@ -505,7 +508,7 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
                 if (pass == 0)
                     continue; /* fed as a prompt chunk in the second pass */
             }
-            int take = r->n_toks - r->n_fed;
+            int take = (int)(r->n_toks - r->n_fed); /* a prompt or window: fits */
             if (pass == 1) {
                 if (budget <= 0)
                     break;
@@ -590,7 +593,7 @@ gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *ou
         .prompt_tokens = r->base == 0 ? r->toks : NULL,
         .n_prompt = r->n_prompt,
         .tokens = r->base == 0 ? r->toks + r->n_prompt : NULL,
-        .n_generated = r->n_toks - r->n_prompt,
+        .n_generated = r->n_toks - r->n_prompt < INT_MAX ? (int)(r->n_toks - r->n_prompt) : INT_MAX,
         .text = r->text,
         .text_len = r->text_len,
         .queue_ms = 0,
