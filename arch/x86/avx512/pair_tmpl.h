@@ -1,10 +1,11 @@
 /* Template: decode (nb == 1) over an x8 layout with zmm, two neighbouring
  * 8-row groups side by side in one register (lanes 0-7: group g, lanes
- * 8-15: group g + 1), so each vector op covers 16 rows. At decode the
- * weights stream from DRAM, and fewer uops per byte let a core keep more
- * of the stream in flight (bench/matvec, 2 threads, Q4_0 2048x5632: one
- * group per ymm ~25 GB/s, pairs ~27 GB/s; end to end TinyLlama Q4_0 decode
- * +3 to 5 % of the roofline).
+ * 8-15: group g + 1), so each vector op covers 16 rows, and PAIR_NZ
+ * registers per call: 2 PAIR_NZ groups, each its own prefetched stream.
+ * At decode the weights stream from DRAM; fewer uops per byte and several
+ * streams per core both let a core keep more of it in flight (bench/matvec,
+ * 2 threads, Q4_0 2048x5632: one group per ymm ~25 GB/s, one pair ~27,
+ * four pairs ~29; end to end TinyLlama Q4_0 decode ~41 -> ~45 tok/s).
  *
  * Included once per layout with:
  *   PAIR_NAME       name of the generated GL_DECL_MATMUL_FN (static)
