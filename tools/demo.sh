@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds genloop and lets a model write a story.
-#   tools/demo.sh                 uses ../shared/models/stories260K.gguf when present
+#   tools/demo.sh                 uses ../shared/models/stories260K.gguf when present,
+#                                 else a synthetic stories15m-shaped model (genloop synth)
 #   tools/demo.sh MODEL.gguf      uses the llama-architecture GGUF you give
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,9 +17,13 @@ if [ -z "$model" ]; then
     if [ -f "$shared/models/stories260K.gguf" ]; then
         model="$shared/models/stories260K.gguf"
     else
-        echo "genloop demo: no model given and $shared/models/stories260K.gguf is not here." >&2
-        echo "Run it with a llama-architecture GGUF file: tools/demo.sh path/to/model.gguf" >&2
-        exit 2
+        # No trained model here: generate a TinyStories-15M-shaped one with
+        # genloop's own tool, so the whole pipeline runs out of the box.
+        model=build/demo-stories15m-q8_0.gguf
+        [ -f "$model" ] || build/genloop synth --shape stories15m --type q8_0 -o "$model"
+        echo "genloop demo: $shared/models/stories260K.gguf is not here, so this runs a" >&2
+        echo "  synthetic model (random weights: the text is noise, the speed is real)." >&2
+        echo "  For real text: tools/demo.sh path/to/any-llama-model.gguf" >&2
     fi
 fi
 echo "genloop demo: $model" >&2
