@@ -9,28 +9,21 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <time.h>
 
+#include "hugemem.h"
 #include "threadpool.h"
 
-/* the decode kernels' prefetch distances (arch/x86/avx2/x8_tmpl.h) */
+/* the decode kernels' prefetch distances (GL_PREFETCH_L2 / _L1 in
+ * arch/x86/avx2/util.h, which this portable file cannot include) */
 enum { BW_PREFETCH_L2 = 4096, BW_PREFETCH_L1 = 1024 };
 
 /* A buffer for the probe or for benchmark weights, in transparent huge
- * pages where the kernel offers them, as genloop's repacked weights are
- * (src/repack.c): a roofline read through 4 KiB pages would be lower than
- * what the weights get. */
+ * pages as genloop's repacked weights are (src/hugemem.c): a roofline read
+ * through 4 KiB pages would be lower than what the weights get. */
 static void *bw_alloc(size_t bytes)
 {
-    const size_t huge = (size_t)2 << 20;
-    bytes = (bytes + huge - 1) / huge * huge;
-    void *p = aligned_alloc(huge, bytes);
-#ifdef MADV_HUGEPAGE
-    if (p)
-        madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-    return p;
+    return gl_alloc_huge(bytes);
 }
 
 static double bw_now(void)

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "quant.h"
+
 /* The AVX-512 folder may have included SIMDe in place of the native header
  * (arch/x86/avx512/simd.h); then the intrinsics are already declared. */
 #ifndef GL_X86_INTRINSICS
@@ -155,6 +157,51 @@ GL_ALWAYS_INLINE __m256 gl_exp8_ps(__m256 x)
     __m256 s2 =
         _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+/* ---- decode streaming over the x8 layouts (x8_tmpl.h, avx512/pair_tmpl.h)
+ * Software prefetch at two distances: into L2 far ahead, so enough DRAM
+ * requests are in flight, and into L1 closer, so the loads of a
+ * compute-heavy block do not wait on L2. Measured (bench/matvec, 1 GiB
+ * cycle of 2048x5632 matrices, 2 threads, AVX-512 Q4_0x8): an L1 prefetch
+ * 1 KiB ahead alone streamed at 74 % of the read bandwidth, L2 2 KiB: 98 %,
+ * 4 KiB: 101 %, 8 KiB: 98 %; end to end (TinyLlama Q4_0 decode, 2
+ * threads) adding the L1 one took the products from ~23.1 to ~24.2 GB/s. */
+enum { GL_PREFETCH_L2 = 4096, GL_PREFETCH_L1 = 1024 };
+
+/* Prefetches, for ng streams gb bytes apart from w, the blk bytes at
+ * offset at + distance of each. An offset at or past gbytes (the end of
+ * the stream's group) moves skip bytes further: to the group that stream
+ * reads next (gbytes = SIZE_MAX: never). */
+GL_ALWAYS_INLINE void gl_prefetch_streams(const char *w, size_t gb, int ng, size_t at, size_t blk,
+                                          size_t gbytes, size_t skip)
+{
+    const size_t o2 = at + GL_PREFETCH_L2 + (at + GL_PREFETCH_L2 >= gbytes ? skip : 0);
+    const size_t o1 = at + GL_PREFETCH_L1 + (at + GL_PREFETCH_L1 >= gbytes ? skip : 0);
+    for (int g = 0; g < ng; g++)
+        for (size_t o = 0; o < blk; o += 64) {
+            _mm_prefetch(w + (size_t)g * gb + o2 + o, _MM_HINT_T1);
+            _mm_prefetch(w + (size_t)g * gb + o1 + o, _MM_HINT_T0);
+        }
+}
+
+/* Per activation block b < kn of one column: its scale as float, and the
+ * correction -2^shift sum(quants) of kernels whose integer dot takes an
+ * unsigned a = w + 2^shift (shift < 0: none, 0). Exact. */
+GL_ALWAYS_INLINE void gl_x8_col_prep(const block_q8_0 *xs, int kn, int shift, int32_t *corr,
+                                     float *dx)
+{
+    for (int b = 0; b < kn; b++) {
+        if (shift >= 0) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)xs[b].qs);
+            const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), v),
+                                                _mm256_set1_epi16(1));
+            corr[b] = -(_mm256_cvtsi256_si32(gl_bcast_sum_epi32(s)) * (1 << shift));
+        } else {
+            corr[b] = 0;
+        }
+        dx[b] = gl_h2f(xs[b].d);
+    }
 }
 
 #endif

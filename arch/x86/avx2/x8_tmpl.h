@@ -29,17 +29,10 @@
 #ifndef X8_KB
 #define X8_KB 256
 #endif
-/* Software prefetch for nb <= 2 (decode), two distances: into L2 far
- * ahead (X8_PREFETCH_L2), so enough DRAM requests are in flight, and into
- * L1 closer (X8_PREFETCH_L1), so the loads of a compute-heavy block do not
- * wait on L2. Measured (bench/matvec, 1 GiB cycle of 2048x5632 matrices,
- * 2 threads, AVX-512 Q4_0x8): a single L1 prefetch 1 KiB ahead streamed at
- * 74 % of the read bandwidth, L2 2 KiB: 98 %, L2 4 KiB: 101 %, L2 8 KiB:
- * 98 %; end to end (TinyLlama Q4_0 decode, 2 threads) adding the L1 one
- * took the products from ~23.1 to ~24.2 GB/s. */
-#ifndef X8_PREFETCH_L2
-#define X8_PREFETCH_L2 4096
-#define X8_PREFETCH_L1 1024
+#ifdef X8_SHIFT
+#define X8_CORR_SHIFT X8_SHIFT
+#else
+#define X8_CORR_SHIFT (-1)
 #endif
 
 #define X8_CAT2(a, b) a##b
@@ -63,10 +56,7 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
         /* the first column tile over a panel reads it from DRAM: help the
          * stream along (batch 8 decode: 85 -> 173 tok/s); later tiles hit L2 */
         if (stream)
-            for (size_t o = 0; o < sizeof(X8_WBLK); o += 64) {
-                _mm_prefetch((const char *)blk + X8_PREFETCH_L2 + o, _MM_HINT_T1);
-                _mm_prefetch((const char *)blk + X8_PREFETCH_L1 + o, _MM_HINT_T0);
-            }
+            gl_prefetch_streams((const char *)blk, 0, 1, 0, sizeof(X8_WBLK), SIZE_MAX, 0);
         const int8_t *xq[X8_C];
         __m256i isum[X8_C];
 #pragma GCC unroll 16
@@ -112,14 +102,7 @@ GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const block_q8_0 *xs, c
     for (int b = 0; b < kn; b++) {
         /* each stream prefetches its own group; past the group's end, the
          * same offset in the group it reads next (ng groups on) */
-        const size_t at = (size_t)b * sizeof(X8_WBLK);
-        const size_t o2 = at + X8_PREFETCH_L2 + (at + X8_PREFETCH_L2 >= gbytes ? skip : 0);
-        const size_t o1 = at + X8_PREFETCH_L1 + (at + X8_PREFETCH_L1 >= gbytes ? skip : 0);
-        for (int g = 0; g < ng; g++)
-            for (size_t o = 0; o < sizeof(X8_WBLK); o += 64) {
-                _mm_prefetch(w + (size_t)g * gb + o2 + o, _MM_HINT_T1);
-                _mm_prefetch(w + (size_t)g * gb + o1 + o, _MM_HINT_T0);
-            }
+        gl_prefetch_streams(w, gb, ng, (size_t)b * sizeof(X8_WBLK), sizeof(X8_WBLK), gbytes, skip);
         const int8_t *xq[1] = { xs[b].qs };
         const __m256 sx = _mm256_set1_ps(dx[b]);
         for (int g = 0; g < ng; g++) {
@@ -145,17 +128,7 @@ GL_DECL_MATMUL_FN(X8_NAME)
         const block_q8_0 *xs = x;
         int32_t corr1[X8_KB];
         float dx1[X8_KB];
-        for (int b = 0; b < kn; b++) {
-#ifdef X8_SHIFT
-            const __m256i v = _mm256_loadu_si256((const __m256i *)xs[b].qs);
-            const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), v),
-                                                _mm256_set1_epi16(1));
-            corr1[b] = -(_mm256_cvtsi256_si32(gl_bcast_sum_epi32(s)) * (1 << X8_SHIFT));
-#else
-            corr1[b] = 0;
-#endif
-            dx1[b] = gl_h2f(xs[b].d);
-        }
+        gl_x8_col_prep(xs, kn, X8_CORR_SHIFT, corr1, dx1);
         if (r0 < f0 * GL_X8_ROWS)
             X8_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * GL_X8_ROWS, 1);
         int g = f0;
@@ -189,18 +162,7 @@ GL_DECL_MATMUL_FN(X8_NAME)
                     xs[c] =
                         (const block_q8_0 *)((const char *)x + (size_t)(c0 + c) * x_stride) + k0;
                     yc[c] = y + (size_t)(c0 + c) * y_stride;
-                    for (int b = 0; b < kn; b++) {
-#ifdef X8_SHIFT
-                        const __m256i v = _mm256_loadu_si256((const __m256i *)xs[c][b].qs);
-                        const __m256i s = _mm256_madd_epi16(
-                            _mm256_maddubs_epi16(_mm256_set1_epi8(1), v), _mm256_set1_epi16(1));
-                        corr[c][b] =
-                            -(_mm256_cvtsi256_si32(gl_bcast_sum_epi32(s)) * (1 << X8_SHIFT));
-#else
-                        corr[c][b] = 0;
-#endif
-                        dx[c][b] = gl_h2f(xs[c][b].d);
-                    }
+                    gl_x8_col_prep(xs[c], kn, X8_CORR_SHIFT, corr[c], dx[c]);
                 }
                 for (int g = p0; g < p1; g++) {
                     const X8_WBLK *wb =
@@ -244,4 +206,5 @@ GL_DECL_MATMUL_FN(X8_NAME)
 #undef X8_NAME
 #undef X8_WBLK
 #undef X8_SHIFT
+#undef X8_CORR_SHIFT
 #undef X8_ISUMS

@@ -48,14 +48,8 @@ GL_ALWAYS_INLINE void PAIR_LOOP(const char *w, size_t gb, const block_q8_0 *x, c
         /* each stream prefetches its own group; past the group's end, the
          * same offset in the group it reads next (2 nz groups on), so the
          * next call's streams are already in flight when it starts */
-        const size_t at = (size_t)b * sizeof(PAIR_WBLK);
-        const size_t o2 = at + X8_PREFETCH_L2 + (at + X8_PREFETCH_L2 >= gbytes ? skip : 0);
-        const size_t o1 = at + X8_PREFETCH_L1 + (at + X8_PREFETCH_L1 >= gbytes ? skip : 0);
-        for (int g = 0; g < 2 * nz; g++)
-            for (size_t o = 0; o < sizeof(PAIR_WBLK); o += 64) {
-                _mm_prefetch(w + (size_t)g * gb + o2 + o, _MM_HINT_T1);
-                _mm_prefetch(w + (size_t)g * gb + o1 + o, _MM_HINT_T0);
-            }
+        gl_prefetch_streams(w, gb, 2 * nz, (size_t)b * sizeof(PAIR_WBLK), sizeof(PAIR_WBLK), gbytes,
+                            skip);
         const __m512 sx = _mm512_set1_ps(dx[b]);
         for (int z = 0; z < nz; z++) {
             const PAIR_WBLK *b0 = (const PAIR_WBLK *)(w + (size_t)(2 * z) * gb) + b;
@@ -83,12 +77,7 @@ static GL_DECL_MATMUL_FN(PAIR_NAME)
     const block_q8_0 *xb = x;
     int32_t corr[PAIR_MAXB];
     float dx[PAIR_MAXB];
-    for (int b = 0; b < nblk; b++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)xb[b].qs);
-        const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), v);
-        corr[b] = -(_mm256_cvtsi256_si32(gl_bcast_sum_epi32(s)) * (1 << PAIR_SHIFT));
-        dx[b] = gl_h2f(xb[b].d);
-    }
+    gl_x8_col_prep(xb, nblk, PAIR_SHIFT, corr, dx);
     if (r0 < p0 * 16)
         PAIR_FALLBACK(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, p0 * 16, 1);
     int p = p0;
