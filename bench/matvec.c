@@ -16,7 +16,8 @@
 
 typedef struct mv_task {
     const gl_kernels *k;
-    int type, n, rows, layout; /* layout != 0: w is repacked, groups 8 rows apart */
+    int type, n, rows, layout; /* layout != 0: w is repacked, groups grows rows apart */
+    int grows;
     size_t wrb;
     const void *w, *x;
     float *y;
@@ -28,10 +29,20 @@ static void mv_worker(void *arg, int ith, int nth)
     int r0, r1;
     gl_split_range(t->rows, 16, ith, nth, &r0, &r1);
     if (r0 < r1 && t->layout)
-        t->k->matmul_packed[t->layout](t->w, t->wrb * GL_X8_ROWS, t->x, 0, t->y, (size_t)t->rows,
-                                       t->n, r0, r1, 1);
+        t->k->matmul_packed[t->layout](t->w, t->wrb * (size_t)t->grows, t->x, 0, t->y,
+                                       (size_t)t->rows, t->n, r0, r1, 1);
     else if (r0 < r1)
         t->k->matmul[t->type](t->w, t->wrb, t->x, 0, t->y, (size_t)t->rows, t->n, r0, r1, 1);
+}
+
+static const char *layout_name(int type, int layout)
+{
+    switch (layout) {
+    case GL_LAYOUT_Q4_0X8: return "q4_0x8";
+    case GL_LAYOUT_Q8_0X8: return "q8_0x8";
+    case GL_LAYOUT_Q4_0X16: return "q4_0x16";
+    default: return type == GGUF_T_Q4_0 ? "q4_0" : "q8_0";
+    }
 }
 
 int main(int argc, char **argv)
@@ -119,7 +130,7 @@ int main(int argc, char **argv)
                     if (layout)
                         for (size_t c = 0; c < ncopies; c++)
                             k.repack[type].fn(pbuf + c * wbytes, buf + c * wbytes, wrb, n, rows, 0,
-                                              rows / GL_X8_ROWS);
+                                              rows / k.repack[type].rows);
                     unsigned char *base = layout ? pbuf : buf;
                     mv_task t = { .k = &k,
                                   .type = type,
@@ -128,7 +139,8 @@ int main(int argc, char **argv)
                                   .wrb = wrb,
                                   .x = x,
                                   .y = y,
-                                  .layout = layout };
+                                  .layout = layout,
+                                  .grows = k.repack[type].rows };
                     double gbs[2];
                     for (int hot = 0; hot < 2; hot++) {
                         const int calls = hot ? 200 : (int)(ncopies < 200 ? ncopies * 2 : 400);
@@ -146,9 +158,8 @@ int main(int argc, char **argv)
                         gbs[hot] = (double)wbytes / best * 1e-9;
                         if (!hot)
                             printf("%-13s %-7s %4dx%-5d %3d %10.1f %9.1f %5.0f%%", names[bi],
-                                   type == GGUF_T_Q4_0 ? (layout ? "q4_0x8" : "q4_0")
-                                                       : (layout ? "q8_0x8" : "q8_0"),
-                                   n, rows, nths[ti], best * 1e6, gbs[0], 100 * gbs[0] / bw[ti]);
+                                   layout_name(type, layout), n, rows, nths[ti], best * 1e6, gbs[0],
+                                   100 * gbs[0] / bw[ti]);
                     }
                     printf(" %9.1f\n", gbs[1]);
                     free(x);

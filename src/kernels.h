@@ -50,11 +50,17 @@ typedef GL_DECL_MATMUL_FN((*gl_matmul_fn));
 
 /* Weight layouts (src/quant.h). PLAIN is the GGUF row layout the matmul[]
  * slots take; the others are made once at load time by a repack slot. */
-enum gl_layout { GL_LAYOUT_PLAIN = 0, GL_LAYOUT_Q4_0X8, GL_LAYOUT_Q8_0X8, GL_LAYOUT_COUNT };
+enum gl_layout {
+    GL_LAYOUT_PLAIN = 0,
+    GL_LAYOUT_Q4_0X8,
+    GL_LAYOUT_Q8_0X8,
+    GL_LAYOUT_Q4_0X16,
+    GL_LAYOUT_COUNT
+};
 
 /* Repacks row groups [g0, g1) of a plain matrix (n_rows rows of n elements,
  * w_row_bytes apart) into the layout of its slot: group i goes to
- * (char *)dst + i * group_bytes, group_bytes = n / 32 * sizeof(x8 block).
+ * (char *)dst + i * group_bytes, group_bytes = n / 32 * sizeof(layout block).
  * Rows >= n_rows of the last group are written as padding (zeros). Pure
  * byte shuffling: any [g0, g1) split gives the same bytes, so loaders may
  * run it on several threads. */
@@ -182,22 +188,29 @@ typedef struct gl_kernels {
     gl_matmul_fn matmul[GGUF_T_COUNT]; /* NULL: type not supported     */
     gl_dequant_fn dequant[GGUF_T_COUNT];
     uint8_t act_type[GGUF_T_COUNT]; /* GGUF_T_F32 or GGUF_T_Q8_0    */
-    /* Load-time repacking: repack[t].fn (NULL: no packed layout for t)
-     * turns a plain matrix of type t into layout repack[t].layout, groups
-     * of repack[t].rows rows; matmul_packed[layout] multiplies it (same
-     * activation format as act_type[t]); unpack[layout] inverts it.
-     * Generic fills all of them. repack[t].use, set by gl_kernels_init,
-     * tells loaders whether to repack: only when the backend overrides
-     * matmul_packed[layout] (generic's packed kernels are the reference,
-     * slower than generic's plain ones, and a backend's SIMD plain kernel
-     * must never give way to them). */
+    /* The repacked layouts' one definition (generic's, ISA-neutral): which
+     * GGUF type, how many rows a group holds, and the byte shuffles to and
+     * from plain rows (unpack: tests and rare row access only). */
+    struct {
+        gl_repack_fn repack;
+        gl_unpack_fn unpack;
+        uint8_t type, rows;
+    } layouts[GL_LAYOUT_COUNT];
+    /* Load-time repacking, the backend's choice (gl_kernels_prefer_layout):
+     * repack[t].fn (NULL: no packed layout for t) turns a plain matrix of
+     * type t into layout repack[t].layout, groups of repack[t].rows rows;
+     * matmul_packed[layout] multiplies it (same activation format as
+     * act_type[t]). Generic fills all of them. repack[t].use, set by
+     * gl_kernels_init, tells loaders whether to repack: only when the
+     * backend overrides matmul_packed[layout] (generic's packed kernels are
+     * the reference, slower than generic's plain ones, and a backend's SIMD
+     * plain kernel must never give way to them). */
     struct {
         gl_repack_fn fn;
         uint8_t layout, rows;
         bool use;
     } repack[GGUF_T_COUNT];
     gl_matmul_fn matmul_packed[GL_LAYOUT_COUNT];
-    gl_unpack_fn unpack[GL_LAYOUT_COUNT];
     gl_rmsnorm_fn rmsnorm;
     gl_swiglu_fn swiglu;
     gl_layernorm_fn layernorm; /* gpt2 */
@@ -215,6 +228,15 @@ typedef struct gl_kernels {
     gl_attn_scores_q8_g_fn attn_scores_q8_g;
     gl_attn_accum_q8_g_fn attn_accum_q8_g;
 } gl_kernels;
+
+/* Loaders repack matrices of the layout's type into `layout`. */
+static inline void gl_kernels_prefer_layout(gl_kernels *k, int layout)
+{
+    const int t = k->layouts[layout].type;
+    k->repack[t].fn = k->layouts[layout].repack;
+    k->repack[t].layout = (uint8_t)layout;
+    k->repack[t].rows = k->layouts[layout].rows;
+}
 
 /* Backends, in ascending order of preference. X(name, suffix-of-init-fn) */
 void gl_kernels_init_generic(gl_kernels *k);

@@ -34,10 +34,11 @@ typedef struct mm_task {
 } mm_task;
 
 /* Rows are handed out in units of 16 so threads never share a cache line
- * of output and SIMD kernels see whole row groups (a multiple of the 8-row
- * groups of the repacked layouts, so no group is computed twice). */
+ * of output and SIMD kernels see whole row groups (a multiple of the 8- and
+ * 16-row groups of the repacked layouts, so no group is computed twice). */
 enum { ROW_GRAIN = 16 };
-static_assert(ROW_GRAIN % GL_X8_ROWS == 0, "thread splits keep repacked row groups whole");
+static_assert(ROW_GRAIN % GL_X8_ROWS == 0 && ROW_GRAIN % GL_X16_ROWS == 0,
+              "thread splits keep repacked row groups whole");
 
 /* Scheduling: every thread owns a contiguous share of the rows (one long
  * stream for the prefetchers) and claims it piece by piece from the front;
@@ -77,7 +78,7 @@ static void mm_units(const mm_task *t, int u0, int u1)
         const gl_weight *w = jb->w;
         const int r0 = (u0 - first) * ROW_GRAIN;
         const int r1 = (e - first) * ROW_GRAIN < w->n_out ? (e - first) * ROW_GRAIN : w->n_out;
-        if (w->layout != GL_LAYOUT_PLAIN) /* repacked at load: groups of 8 rows */
+        if (w->layout != GL_LAYOUT_PLAIN) /* repacked at load: groups of 8 or 16 rows */
             t->k->matmul_packed[w->layout](w->data, w->group_bytes, jb->x, jb->x_stride, jb->y,
                                            jb->y_stride, w->n_in, r0, r1, jb->nb);
         else

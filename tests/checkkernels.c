@@ -360,55 +360,53 @@ static const struct slot {
     const char *name;
     enum kind kind;
     int type;
+    int layout; /* K_MATMUL_X8, K_REPACK: the repacked layout */
 } slots[] = {
-    { "quantize_q8_0", K_QUANT, 0 },
-    { "matmul_q8_0", K_MATMUL, GGUF_T_Q8_0 },
-    { "matmul_q4_0", K_MATMUL, GGUF_T_Q4_0 },
-    { "matmul_f32", K_MATMUL, GGUF_T_F32 },
-    { "matmul_f16", K_MATMUL, GGUF_T_F16 },
-    { "matmul_bf16", K_MATMUL, GGUF_T_BF16 },
-    { "repack_q4_0", K_REPACK, GGUF_T_Q4_0 },
-    { "repack_q8_0", K_REPACK, GGUF_T_Q8_0 },
-    { "matmul_q4_0x8", K_MATMUL_X8, GGUF_T_Q4_0 },
-    { "matmul_q8_0x8", K_MATMUL_X8, GGUF_T_Q8_0 },
-    { "rmsnorm", K_RMSNORM, 0 },
-    { "swiglu", K_SWIGLU, 0 },
-    { "attn_scores_f32", K_SCORES, GL_KV_F32 },
-    { "attn_scores_f16", K_SCORES, GL_KV_F16 },
-    { "attn_accum_f32", K_ACCUM, GL_KV_F32 },
-    { "attn_accum_f16", K_ACCUM, GL_KV_F16 },
-    { "attn_scores_q8", K_SCORES, GL_KV_Q8_0 },
-    { "attn_accum_q8", K_ACCUM, GL_KV_Q8_0 },
-    { "attn_scores_g_f32", K_SCORES_G, GL_KV_F32 },
-    { "attn_scores_g_f16", K_SCORES_G, GL_KV_F16 },
-    { "attn_scores_g_q8", K_SCORES_G, GL_KV_Q8_0 },
-    { "attn_accum_g_f32", K_ACCUM_G, GL_KV_F32 },
-    { "attn_accum_g_f16", K_ACCUM_G, GL_KV_F16 },
-    { "attn_accum_g_q8", K_ACCUM_G, GL_KV_Q8_0 },
-    { "layernorm", K_LAYERNORM, 0 },
-    { "gelu", K_GELU, 0 },
-    { "add_bias", K_ADD_BIAS, 0 },
-    { "softmax", K_SOFTMAX, 0 },
-    { "softmax_f16", K_SOFTMAX, 1 },
-    { "round_f16", K_ROUND_F16, 0 },
+    { "quantize_q8_0", K_QUANT, 0, 0 },
+    { "matmul_q8_0", K_MATMUL, GGUF_T_Q8_0, 0 },
+    { "matmul_q4_0", K_MATMUL, GGUF_T_Q4_0, 0 },
+    { "matmul_f32", K_MATMUL, GGUF_T_F32, 0 },
+    { "matmul_f16", K_MATMUL, GGUF_T_F16, 0 },
+    { "matmul_bf16", K_MATMUL, GGUF_T_BF16, 0 },
+    { "repack_q4_0x8", K_REPACK, GGUF_T_Q4_0, GL_LAYOUT_Q4_0X8 },
+    { "repack_q8_0x8", K_REPACK, GGUF_T_Q8_0, GL_LAYOUT_Q8_0X8 },
+    { "repack_q4_0x16", K_REPACK, GGUF_T_Q4_0, GL_LAYOUT_Q4_0X16 },
+    { "matmul_q4_0x8", K_MATMUL_X8, GGUF_T_Q4_0, GL_LAYOUT_Q4_0X8 },
+    { "matmul_q8_0x8", K_MATMUL_X8, GGUF_T_Q8_0, GL_LAYOUT_Q8_0X8 },
+    { "matmul_q4_0x16", K_MATMUL_X8, GGUF_T_Q4_0, GL_LAYOUT_Q4_0X16 },
+    { "rmsnorm", K_RMSNORM, 0, 0 },
+    { "swiglu", K_SWIGLU, 0, 0 },
+    { "attn_scores_f32", K_SCORES, GL_KV_F32, 0 },
+    { "attn_scores_f16", K_SCORES, GL_KV_F16, 0 },
+    { "attn_accum_f32", K_ACCUM, GL_KV_F32, 0 },
+    { "attn_accum_f16", K_ACCUM, GL_KV_F16, 0 },
+    { "attn_scores_q8", K_SCORES, GL_KV_Q8_0, 0 },
+    { "attn_accum_q8", K_ACCUM, GL_KV_Q8_0, 0 },
+    { "attn_scores_g_f32", K_SCORES_G, GL_KV_F32, 0 },
+    { "attn_scores_g_f16", K_SCORES_G, GL_KV_F16, 0 },
+    { "attn_scores_g_q8", K_SCORES_G, GL_KV_Q8_0, 0 },
+    { "attn_accum_g_f32", K_ACCUM_G, GL_KV_F32, 0 },
+    { "attn_accum_g_f16", K_ACCUM_G, GL_KV_F16, 0 },
+    { "attn_accum_g_q8", K_ACCUM_G, GL_KV_Q8_0, 0 },
+    { "layernorm", K_LAYERNORM, 0, 0 },
+    { "gelu", K_GELU, 0, 0 },
+    { "add_bias", K_ADD_BIAS, 0, 0 },
+    { "softmax", K_SOFTMAX, 0, 0 },
+    { "softmax_f16", K_SOFTMAX, 1, 0 },
+    { "round_f16", K_ROUND_F16, 0, 0 },
 };
 enum { n_slots = sizeof slots / sizeof slots[0] };
 
-/* the generic table (reference and the one source of x8 layout ids) */
+/* the generic table (reference, and the layouts' one definition) */
 static gl_kernels gen;
-
-static int x8_layout(int type)
-{
-    return gen.repack[type].layout;
-}
 
 static const void *slot_fn(const gl_kernels *k, const struct slot *s)
 {
     switch (s->kind) {
     case K_QUANT: return (const void *)k->quantize_q8_0;
     case K_MATMUL: return (const void *)k->matmul[s->type];
-    case K_MATMUL_X8: return (const void *)k->matmul_packed[x8_layout(s->type)];
-    case K_REPACK: return (const void *)k->repack[s->type].fn;
+    case K_MATMUL_X8: return (const void *)k->matmul_packed[s->layout];
+    case K_REPACK: return (const void *)k->layouts[s->layout].repack;
     case K_RMSNORM: return (const void *)k->rmsnorm;
     case K_SWIGLU: return (const void *)k->swiglu;
     case K_SCORES:
@@ -512,7 +510,8 @@ typedef struct mm_case {
     size_t wrb, xs, ys; /* strides: weight row bytes, activation bytes, y floats */
     gbuf gw, gx, gp;
     const void *w, *x;
-    int packed; /* mm_call passes the x8 copy: wp, groups gb apart */
+    int packed; /* mm_call passes the repacked copy: wp, groups gb apart */
+    int layout; /* of the repacked copy (mm_pack) */
     const void *wp;
     size_t gb;
 } mm_case;
@@ -589,23 +588,24 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
  * definition) into a guarded buffer; checks, as it goes, that a split
  * into random group ranges gives the same bytes, that every row unpacks
  * back to its GGUF bytes and that padding rows are zero. */
-static void mm_pack(mm_case *c)
+static void mm_pack(mm_case *c, int layout)
 {
-    const int rows8 = gen.repack[c->type].rows, groups = (c->rows + rows8 - 1) / rows8;
-    const int layout = x8_layout(c->type);
+    const int rows8 = gen.layouts[layout].rows, groups = (c->rows + rows8 - 1) / rows8;
+    const gl_repack_fn repack = gen.layouts[layout].repack;
     const size_t rb = row_bytes(c->type, c->n);
+    c->layout = layout;
     c->gb = rb * (size_t)rows8;
     const size_t bytes = c->gb * (size_t)groups;
     unsigned char *p = galloc(&c->gp, bytes, rmis());
     memset(p, 0xcc, bytes);
-    gen.repack[c->type].fn(p, c->w, c->wrb, c->n, c->rows, 0, groups);
+    repack(p, c->w, c->wrb, c->n, c->rows, 0, groups);
     gcheck(&c->gp, "packed");
     gbuf gs;
     unsigned char *q = galloc(&gs, bytes, rmis());
     memset(q, 0x33, bytes);
     for (int g0 = 0; g0 < groups;) {
         const int g1 = g0 + rint_in(1, groups - g0);
-        gen.repack[c->type].fn(q, c->w, c->wrb, c->n, c->rows, g0, g1);
+        repack(q, c->w, c->wrb, c->n, c->rows, g0, g1);
         g0 = g1;
     }
     if (memcmp(p, q, bytes))
@@ -615,7 +615,7 @@ static void mm_pack(mm_case *c)
     unsigned char *row = malloc(rb), *zero = calloc(1, rb);
     for (int r = 0; r < groups * rows8; r++) {
         memset(row, 0x77, rb);
-        gen.unpack[layout](row, p, c->gb, c->n, r);
+        gen.layouts[layout].unpack(row, p, c->gb, c->n, r);
         const int bad = r < c->rows ? memcmp(row, (const char *)c->w + (size_t)r * c->wrb, rb)
                                     : memcmp(row, zero, rb);
         if (bad) {
@@ -719,7 +719,7 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
         mm_make(&c, type, rows, n, nb);
         snprintf(cur_case, sizeof cur_case, "rows=%d n=%d nb=%d wrb=%zu", rows, n, nb, c.wrb);
         if (layout)
-            mm_pack(&c);
+            mm_pack(&c, layout);
         const size_t ny = c.ys * (size_t)nb;
         gbuf gr, gn, gs;
         float *yr = galloc(&gr, ny * 4, rmis4()), *yn = galloc(&gn, ny * 4, rmis4());
@@ -821,22 +821,24 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
  * it): split invariance, round trip and zero padding, through mm_pack, on
  * row counts around the group size and odd block counts. A backend that
  * overrides the slot is compared byte for byte with generic. */
-static void check_repack(const gl_kernels *nw, int type)
+static void check_repack(const gl_kernels *nw, int layout)
 {
-    static const int rowset[] = { 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 64, 100 };
+    static const int rowset[] = { 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 33, 100 };
+    const int type = gen.layouts[layout].type, grows = gen.layouts[layout].rows;
     for (int ci = 0; ci < 24; ci++) {
-        reseed(300 + (uint32_t)type, (uint32_t)ci);
+        reseed(300 + (uint32_t)layout, (uint32_t)ci);
         const int rows = ci < 12 ? rowset[ci] : rint_in(1, 200);
         const int n = 32 * (chance(50) ? rint_in(1, 9) : rint_in(1, 100));
         mm_case c;
         mm_make(&c, type, rows, n, 1);
         snprintf(cur_case, sizeof cur_case, "rows=%d n=%d wrb=%zu", rows, n, c.wrb);
-        mm_pack(&c);
-        if (nw->repack[type].fn != gen.repack[type].fn) {
-            const size_t bytes = c.gb * (size_t)((rows + 7) / 8);
+        mm_pack(&c, layout);
+        if (nw->layouts[layout].repack != gen.layouts[layout].repack) {
+            const int groups = (rows + grows - 1) / grows;
+            const size_t bytes = c.gb * (size_t)groups;
             gbuf gq;
             unsigned char *q = galloc(&gq, bytes, rmis());
-            nw->repack[type].fn(q, c.w, c.wrb, n, rows, 0, (rows + 7) / 8);
+            nw->layouts[layout].repack(q, c.w, c.wrb, n, rows, 0, groups);
             if (memcmp(q, c.wp, bytes))
                 failf("repacked bytes differ from generic's");
             gcheck(&gq, "packed");
@@ -1545,9 +1547,9 @@ static void bench_call(const bench_ctx *b)
         break;
     }
     case K_MATMUL_X8: /* aux: the weights repacked by generic */
-        b->k->matmul_packed[x8_layout(s->type)](b->aux, row_bytes(s->type, b->n) * GL_X8_ROWS, b->x,
-                                                row_bytes(GGUF_T_Q8_0, b->n), b->y, (size_t)b->rows,
-                                                b->n, 0, b->rows, b->nb);
+        b->k->matmul_packed[s->layout](
+            b->aux, row_bytes(s->type, b->n) * gen.layouts[s->layout].rows, b->x,
+            row_bytes(GGUF_T_Q8_0, b->n), b->y, (size_t)b->rows, b->n, 0, b->rows, b->nb);
         break;
     case K_REPACK: /* not benchmarked (load time: see genloop bench) */ break;
     case K_RMSNORM: b->k->rmsnorm(b->y, b->x, b->aux, b->n, 1e-5f); break;
@@ -1656,10 +1658,11 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
                 }
                 b.y = bench_buf((size_t)b.rows * 4 * (size_t)b.nb);
                 if (s->kind == K_MATMUL_X8) {
-                    const int groups = (b.rows + GL_X8_ROWS - 1) / GL_X8_ROWS;
-                    b.aux = bench_buf(row_bytes(s->type, b.n) * GL_X8_ROWS * (size_t)groups);
-                    gen.repack[s->type].fn(b.aux, b.w, row_bytes(s->type, b.n), b.n, b.rows, 0,
-                                           groups);
+                    const int grows = gen.layouts[s->layout].rows;
+                    const int groups = (b.rows + grows - 1) / grows;
+                    b.aux = bench_buf(row_bytes(s->type, b.n) * (size_t)grows * (size_t)groups);
+                    gen.layouts[s->layout].repack(b.aux, b.w, row_bytes(s->type, b.n), b.n, b.rows,
+                                                  0, groups);
                 }
             } else if (s->kind == K_SCORES || s->kind == K_ACCUM || s->kind == K_SCORES_G ||
                        s->kind == K_ACCUM_G) {
@@ -1775,7 +1778,7 @@ int main(int argc, char **argv)
             int single_differs = 0;
             if (s->kind == K_SCORES_G || s->kind == K_ACCUM_G) {
                 const struct slot one = { s->name, s->kind == K_SCORES_G ? K_SCORES : K_ACCUM,
-                                          s->type };
+                                          s->type, 0 };
                 single_differs = slot_fn(k, &one) != slot_fn(&gen, &one);
             }
             if (!differs && !single_differs && !(is_gen && has_det)) {
@@ -1790,8 +1793,8 @@ int main(int argc, char **argv)
             switch (s->kind) {
             case K_QUANT: check_quantize(&gen, k); break;
             case K_MATMUL: check_matmul(&gen, k, s->type, differs, 0); break;
-            case K_MATMUL_X8: check_matmul(&gen, k, s->type, differs, x8_layout(s->type)); break;
-            case K_REPACK: check_repack(k, s->type); break;
+            case K_MATMUL_X8: check_matmul(&gen, k, s->type, differs, s->layout); break;
+            case K_REPACK: check_repack(k, s->layout); break;
             case K_RMSNORM: check_rmsnorm(&gen, k); break;
             case K_SWIGLU: check_swiglu(&gen, k); break;
             case K_SCORES: check_scores(&gen, k, s->type, differs); break;

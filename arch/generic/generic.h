@@ -17,8 +17,11 @@ GL_DECL_REPACK_FN(gl_repack_q4_0_x8_generic);
 GL_DECL_REPACK_FN(gl_repack_q8_0_x8_generic);
 GL_DECL_UNPACK_FN(gl_unpack_q4_0_x8_generic);
 GL_DECL_UNPACK_FN(gl_unpack_q8_0_x8_generic);
+GL_DECL_REPACK_FN(gl_repack_q4_0_x16_generic);
+GL_DECL_UNPACK_FN(gl_unpack_q4_0_x16_generic);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_x8_generic);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q4_0_x16_generic);
 
 GL_DECL_DEQUANT_FN(gl_dequant_f32_generic);
 GL_DECL_DEQUANT_FN(gl_dequant_f16_generic);

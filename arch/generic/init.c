@@ -11,17 +11,30 @@ void gl_kernels_init_generic(gl_kernels *k)
     k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_generic;
     k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_generic;
 
-    k->repack[GGUF_T_Q4_0].fn = gl_repack_q4_0_x8_generic;
-    k->repack[GGUF_T_Q4_0].layout = GL_LAYOUT_Q4_0X8;
-    k->repack[GGUF_T_Q4_0].rows = GL_X8_ROWS;
-    k->repack[GGUF_T_Q8_0].fn = gl_repack_q8_0_x8_generic;
-    k->repack[GGUF_T_Q8_0].layout = GL_LAYOUT_Q8_0X8;
-    k->repack[GGUF_T_Q8_0].rows = GL_X8_ROWS;
+    static const struct {
+        int layout, type, rows;
+        gl_repack_fn repack;
+        gl_unpack_fn unpack;
+        gl_matmul_fn matmul;
+    } layouts[] = {
+        { GL_LAYOUT_Q4_0X8, GGUF_T_Q4_0, GL_X8_ROWS, gl_repack_q4_0_x8_generic,
+          gl_unpack_q4_0_x8_generic, gl_matmul_q4_0_x8_generic },
+        { GL_LAYOUT_Q8_0X8, GGUF_T_Q8_0, GL_X8_ROWS, gl_repack_q8_0_x8_generic,
+          gl_unpack_q8_0_x8_generic, gl_matmul_q8_0_x8_generic },
+        { GL_LAYOUT_Q4_0X16, GGUF_T_Q4_0, GL_X16_ROWS, gl_repack_q4_0_x16_generic,
+          gl_unpack_q4_0_x16_generic, gl_matmul_q4_0_x16_generic },
+    };
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+        const int l = layouts[i].layout;
+        k->layouts[l].type = (uint8_t)layouts[i].type;
+        k->layouts[l].rows = (uint8_t)layouts[i].rows;
+        k->layouts[l].repack = layouts[i].repack;
+        k->layouts[l].unpack = layouts[i].unpack;
+        k->matmul_packed[l] = layouts[i].matmul;
+    }
     k->matmul_packed[GL_LAYOUT_PLAIN] = NULL; /* plain rows: matmul[type] */
-    k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_generic;
-    k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_generic;
-    k->unpack[GL_LAYOUT_Q4_0X8] = gl_unpack_q4_0_x8_generic;
-    k->unpack[GL_LAYOUT_Q8_0X8] = gl_unpack_q8_0_x8_generic;
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_0X8);
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q8_0X8);
 
     k->dequant[GGUF_T_F32] = gl_dequant_f32_generic;
     k->dequant[GGUF_T_F16] = gl_dequant_f16_generic;

@@ -1,17 +1,20 @@
-/* Template: products over the row-interleaved x8 layouts (src/quant.h),
- * Q4_0x8 / Q8_0x8 weights x Q8_0 activations, included once per (layout,
- * ISA) with these macros defined:
+/* Template: products over the row-interleaved layouts (src/quant.h),
+ * Q4_0x8 / Q8_0x8 / Q4_0x16 weights x Q8_0 activations, one row per vector
+ * lane, included once per (layout, ISA) with these macros defined:
  *   X8_NAME        name of the generated GL_DECL_MATMUL_FN
- *   X8_WBLK        block_q4_0x8 or block_q8_0x8
+ *   X8_WBLK        block_q4_0x8, block_q8_0x8 or block_q4_0x16
+ *   X8_ROWS        (optional) rows per group = lanes: 8 (default, ymm
+ *                  with the AVX2 ops below) or 16, with XV_* defined for
+ *                  zmm (the AVX-512 folder)
  *   X8_SHIFT       (optional) log2 of an activation-sum correction, for
  *                  kernels whose integer dot is sum(a x) with an unsigned
  *                  a = w + 2^X8_SHIFT (Q4_0: a = nibble u = w + 8, shift 3;
  *                  Q8_0: a = w ^ 0x80 = w + 128, shift 7): isum then starts
  *                  at -2^X8_SHIFT sum(x); undefined: isum starts at 0
  *   X8_ISUMS(blk, xq, isum, nc)
- *                  adds the integer dot of block *blk for the 8 rows (lane
- *                  r = row r) and activation blocks xq[c] (32 int8, c < nc)
- *                  to the int32 lanes of isum[c]
+ *                  adds the integer dot of block *blk for the X8_ROWS rows
+ *                  (lane r = row r) and activation blocks xq[c] (32 int8,
+ *                  c < nc) to the int32 lanes of isum[c]
  *   X8_C           most activation columns per tile (registers)
  *
  * Exactness and determinism. isum is an exact integer whatever the order;
@@ -29,6 +32,22 @@
 #ifndef X8_KB
 #define X8_KB 256
 #endif
+#ifndef X8_ROWS /* 8 rows, ymm */
+#define X8_ROWS                         GL_X8_ROWS
+#define XV_PS                           __m256
+#define XV_EPI32                        __m256i
+#define XV_ZERO_PS()                    _mm256_setzero_ps()
+#define XV_LOADU_PS(p)                  _mm256_loadu_ps(p)
+#define XV_STOREU_PS(p, v)              _mm256_storeu_ps(p, v)
+#define XV_LOAD_LANES_PS(p, lo, hi)     _mm256_maskload_ps(p, x8_lane_mask(lo, hi))
+#define XV_STORE_LANES_PS(p, lo, hi, v) _mm256_maskstore_ps(p, x8_lane_mask(lo, hi), v)
+#define XV_SET1_EPI32(v)                _mm256_set1_epi32(v)
+#define XV_SET1_PS(v)                   _mm256_set1_ps(v)
+#define XV_ADD_PS(a, b)                 _mm256_add_ps(a, b)
+#define XV_MUL_PS(a, b)                 _mm256_mul_ps(a, b)
+#define XV_CVTEPI32_PS(v)               _mm256_cvtepi32_ps(v)
+#define XV_LOAD_D(d)                    _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(d)))
+#endif
 #ifdef X8_SHIFT
 #define X8_CORR_SHIFT X8_SHIFT
 #else
@@ -43,14 +62,11 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
                               const int32_t (*corr)[X8_KB], const float (*dx)[X8_KB], int kn,
                               float *const *ys, int lo, int hi, int first, int stream, const int nc)
 {
-    const int full = lo == 0 && hi == 8;
-    const __m256i mask = x8_lane_mask(lo, hi);
-    __m256 acc[X8_C];
+    const int full = lo == 0 && hi == X8_ROWS;
+    XV_PS acc[X8_C];
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++)
-        acc[c] = first  ? _mm256_setzero_ps()
-                 : full ? _mm256_loadu_ps(ys[c])
-                        : _mm256_maskload_ps(ys[c], mask);
+        acc[c] = first ? XV_ZERO_PS() : full ? XV_LOADU_PS(ys[c]) : XV_LOAD_LANES_PS(ys[c], lo, hi);
     for (int b = 0; b < kn; b++) {
         const X8_WBLK *blk = wb + b;
         /* the first column tile over a panel reads it from DRAM: help the
@@ -58,26 +74,25 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
         if (stream)
             gl_prefetch_streams((const char *)blk, 0, 1, 0, sizeof(X8_WBLK), SIZE_MAX, 0);
         const int8_t *xq[X8_C];
-        __m256i isum[X8_C];
+        XV_EPI32 isum[X8_C];
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++) {
             xq[c] = xs[c][b].qs;
-            isum[c] = _mm256_set1_epi32(corr[c][b]);
+            isum[c] = XV_SET1_EPI32(corr[c][b]);
         }
         X8_ISUMS(blk, xq, isum, nc);
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk->d));
+        const XV_PS dw = XV_LOAD_D(blk->d);
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++)
-            acc[c] =
-                _mm256_add_ps(acc[c], _mm256_mul_ps(_mm256_cvtepi32_ps(isum[c]),
-                                                    _mm256_mul_ps(dw, _mm256_set1_ps(dx[c][b]))));
+            acc[c] = XV_ADD_PS(
+                acc[c], XV_MUL_PS(XV_CVTEPI32_PS(isum[c]), XV_MUL_PS(dw, XV_SET1_PS(dx[c][b]))));
     }
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++) {
         if (full)
-            _mm256_storeu_ps(ys[c], acc[c]);
+            XV_STOREU_PS(ys[c], acc[c]);
         else
-            _mm256_maskstore_ps(ys[c], mask, acc[c]);
+            XV_STORE_LANES_PS(ys[c], lo, hi, acc[c]);
     }
 }
 
@@ -96,54 +111,53 @@ GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const block_q8_0 *xs, c
 {
     const size_t gbytes = (size_t)kn * sizeof(X8_WBLK);
     const size_t skip = (size_t)(ng - 1) * gb;
-    __m256 acc[X8_NG];
+    XV_PS acc[X8_NG];
     for (int g = 0; g < ng; g++)
-        acc[g] = _mm256_setzero_ps();
+        acc[g] = XV_ZERO_PS();
     for (int b = 0; b < kn; b++) {
         /* each stream prefetches its own group; past the group's end, the
          * same offset in the group it reads next (ng groups on) */
         gl_prefetch_streams(w, gb, ng, (size_t)b * sizeof(X8_WBLK), sizeof(X8_WBLK), gbytes, skip);
         const int8_t *xq[1] = { xs[b].qs };
-        const __m256 sx = _mm256_set1_ps(dx[b]);
+        const XV_PS sx = XV_SET1_PS(dx[b]);
         for (int g = 0; g < ng; g++) {
             const X8_WBLK *blk = (const X8_WBLK *)(w + (size_t)g * gb) + b;
-            __m256i isum = _mm256_set1_epi32(corr[b]);
+            XV_EPI32 isum = XV_SET1_EPI32(corr[b]);
             X8_ISUMS(blk, xq, &isum, 1);
-            const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk->d));
-            acc[g] = _mm256_add_ps(acc[g],
-                                   _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, sx)));
+            const XV_PS dw = XV_LOAD_D(blk->d);
+            acc[g] = XV_ADD_PS(acc[g], XV_MUL_PS(XV_CVTEPI32_PS(isum), XV_MUL_PS(dw, sx)));
         }
     }
     for (int g = 0; g < ng; g++)
-        _mm256_storeu_ps(y + (size_t)g * GL_X8_ROWS, acc[g]);
+        XV_STOREU_PS(y + (size_t)g * X8_ROWS, acc[g]);
 }
 
 GL_DECL_MATMUL_FN(X8_NAME)
 {
     /* decode: whole groups in lockstep; partial groups at the ends of
      * [r0, r1) take the general path below (they hold no whole group) */
-    const int f0 = (r0 + GL_X8_ROWS - 1) / GL_X8_ROWS, f1 = r1 / GL_X8_ROWS;
+    const int f0 = (r0 + X8_ROWS - 1) / X8_ROWS, f1 = r1 / X8_ROWS;
     if (nb == 1 && n / QK8_0 <= X8_KB && f0 < f1) {
         const int kn = n / QK8_0;
         const block_q8_0 *xs = x;
         int32_t corr1[X8_KB];
         float dx1[X8_KB];
         gl_x8_col_prep(xs, kn, X8_CORR_SHIFT, corr1, dx1);
-        if (r0 < f0 * GL_X8_ROWS)
-            X8_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * GL_X8_ROWS, 1);
+        if (r0 < f0 * X8_ROWS)
+            X8_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * X8_ROWS, 1);
         int g = f0;
         for (; g + X8_NG <= f1; g += X8_NG)
             X8_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, corr1, dx1, kn,
-                     y + (size_t)g * GL_X8_ROWS, X8_NG);
+                     y + (size_t)g * X8_ROWS, X8_NG);
         for (; g < f1; g++)
             X8_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, corr1, dx1, kn,
-                     y + (size_t)g * GL_X8_ROWS, 1);
-        if (f1 * GL_X8_ROWS < r1)
-            X8_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * GL_X8_ROWS, r1, 1);
+                     y + (size_t)g * X8_ROWS, 1);
+        if (f1 * X8_ROWS < r1)
+            X8_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * X8_ROWS, r1, 1);
         return;
     }
     const int nblk = n / QK8_0;
-    const int g_lo = r0 / GL_X8_ROWS, g_hi = (r1 + GL_X8_ROWS - 1) / GL_X8_ROWS;
+    const int g_lo = r0 / X8_ROWS, g_hi = (r1 + X8_ROWS - 1) / X8_ROWS;
     const int kmax = nblk < X8_KB ? nblk : X8_KB;
     int pg = (int)(((size_t)512 << 10) / ((size_t)kmax * sizeof(X8_WBLK)));
     if (pg < 1)
@@ -167,12 +181,11 @@ GL_DECL_MATMUL_FN(X8_NAME)
                 for (int g = p0; g < p1; g++) {
                     const X8_WBLK *wb =
                         (const X8_WBLK *)((const char *)w + (size_t)g * w_row_bytes) + k0;
-                    const int lo = r0 > g * GL_X8_ROWS ? r0 - g * GL_X8_ROWS : 0;
-                    const int hi =
-                        r1 - g * GL_X8_ROWS < GL_X8_ROWS ? r1 - g * GL_X8_ROWS : GL_X8_ROWS;
+                    const int lo = r0 > g * X8_ROWS ? r0 - g * X8_ROWS : 0;
+                    const int hi = r1 - g * X8_ROWS < X8_ROWS ? r1 - g * X8_ROWS : X8_ROWS;
                     float *ys[X8_C];
                     for (int c = 0; c < nc; c++)
-                        ys[c] = yc[c] + (size_t)g * GL_X8_ROWS;
+                        ys[c] = yc[c] + (size_t)g * X8_ROWS;
                     const int first = k0 == 0, stream = c0 == 0;
                     switch (nc) {
 #define X8_CASE(N)                                                                                 \
@@ -208,3 +221,17 @@ GL_DECL_MATMUL_FN(X8_NAME)
 #undef X8_SHIFT
 #undef X8_CORR_SHIFT
 #undef X8_ISUMS
+#undef X8_ROWS
+#undef XV_PS
+#undef XV_EPI32
+#undef XV_ZERO_PS
+#undef XV_LOADU_PS
+#undef XV_STOREU_PS
+#undef XV_LOAD_LANES_PS
+#undef XV_STORE_LANES_PS
+#undef XV_SET1_EPI32
+#undef XV_SET1_PS
+#undef XV_ADD_PS
+#undef XV_MUL_PS
+#undef XV_CVTEPI32_PS
+#undef XV_LOAD_D

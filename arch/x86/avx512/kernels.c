@@ -97,65 +97,13 @@ GL_ALWAYS_INLINE __m256i q8v_wcorr(const __m256i *w)
 static GL_DECL_MATMUL_FN(matmul_q8_0_vnni);
 #include "arch/x86/avx2/qmatmul_tmpl.h"
 
-/* ---- x8 row-interleaved layouts with vpdpbusd (ymm, AVX512-VL) --------
+/* ---- Q8_0x8 with vpdpbusd (ymm, AVX512-VL) ------------------------------
  * Template and exactness argument: arch/x86/avx2/x8_tmpl.h. Each 32-byte
  * weight load is 4 bytes of each of 8 rows; the 4 activation bytes they
  * meet are broadcast to every lane (a memory broadcast operand), so
  * vpdpbusd leaves each row's partial sum in its own lane: no horizontal
  * sums, no scale gathers. */
 #define X8_C 8
-
-/* Q4_0x8: a = nibble u (unsigned), x signed; isum starts at -8 sum(x).
- * Decode tiles (nc <= 2) leave the high nibbles unshifted: dpbusd(v & 0xf0,
- * x) is 16 times their dot (products <= 240 * 128, no overflow), so their
- * own chain is shifted once at the end, exactly (a multiple of 16): two ops
- * per 32 bytes fewer, which shows in how fast decode streams. Prefill tiles
- * shift per load instead: a second chain per column costs them registers
- * (measured: 128-token prefill 215-220 vs 224-239 tok/s). */
-GL_ALWAYS_INLINE void x8_isums_q4_vnni(const block_q4_0x8 *blk, const int8_t *const *xq,
-                                       __m256i *isum, const int nc)
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
-    if (nc <= 2) {
-        const __m256i m_hi = _mm256_set1_epi8((char)0xf0);
-        __m256i s_hi[2] = { _mm256_setzero_si256(), _mm256_setzero_si256() };
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; k++) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
-            const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(v, m_hi);
-#pragma GCC unroll 2
-            for (int c = 0; c < nc; c++) {
-                isum[c] =
-                    _mm256_dpbusd_epi32(isum[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
-                s_hi[c] = _mm256_dpbusd_epi32(s_hi[c], hi,
-                                              _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
-            }
-        }
-#pragma GCC unroll 2
-        for (int c = 0; c < nc; c++)
-            isum[c] = _mm256_add_epi32(isum[c], _mm256_srai_epi32(s_hi[c], 4));
-        return;
-    }
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
-        const __m256i lo = _mm256_and_si256(v, m4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) {
-            isum[c] = _mm256_dpbusd_epi32(isum[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            isum[c] =
-                _mm256_dpbusd_epi32(isum[c], hi, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
-        }
-    }
-}
-
-#define X8_NAME  matmul_q4_0_x8_vnni
-#define X8_WBLK  block_q4_0x8
-#define X8_SHIFT 3
-#define X8_ISUMS x8_isums_q4_vnni
-static GL_DECL_MATMUL_FN(matmul_q4_0_x8_vnni);
-#include "arch/x86/avx2/x8_tmpl.h"
 
 /* Q8_0x8: a = w ^ 0x80 = w + 128 (unsigned), x signed; isum starts at
  * -128 sum(x). Exact for every int8 pair, -128 included. */
@@ -189,31 +137,6 @@ GL_ALWAYS_INLINE __m512i pair_load(const int8_t *q0, const int8_t *q1)
                               _mm256_loadu_si256((const __m256i *)q1), 1);
 }
 
-/* Q4_0: isum starts at -8 sum(x); high nibbles unshifted (see above) */
-GL_ALWAYS_INLINE __m512i pair_isums_q4(const block_q4_0x8 *b0, const block_q4_0x8 *b1,
-                                       const int8_t *xq, __m512i isum)
-{
-    const __m512i m_lo = _mm512_set1_epi8(0x0f), m_hi = _mm512_set1_epi8((char)0xf0);
-    __m512i s_hi = _mm512_setzero_si512();
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++) {
-        const __m512i v =
-            pair_load((const int8_t *)b0->qs + 32 * k, (const int8_t *)b1->qs + 32 * k);
-        isum = _mm512_dpbusd_epi32(isum, _mm512_and_si512(v, m_lo),
-                                   _mm512_set1_epi32(x8_load32(xq + 4 * k)));
-        s_hi = _mm512_dpbusd_epi32(s_hi, _mm512_and_si512(v, m_hi),
-                                   _mm512_set1_epi32(x8_load32(xq + 16 + 4 * k)));
-    }
-    return _mm512_add_epi32(isum, gl512_srai4_epi32(s_hi));
-}
-
-#define PAIR_NAME     matmul_q4_0_x8_vnni_mix
-#define PAIR_FALLBACK matmul_q4_0_x8_vnni
-#define PAIR_WBLK     block_q4_0x8
-#define PAIR_SHIFT    3
-#define PAIR_ISUMS    pair_isums_q4
-#include "arch/x86/avx512/pair_tmpl.h"
-
 /* Q8_0: a = w ^ 0x80 (unsigned), isum starts at -128 sum(x) */
 GL_ALWAYS_INLINE __m512i pair_isums_q8(const block_q8_0x8 *b0, const block_q8_0x8 *b1,
                                        const int8_t *xq, __m512i isum)
@@ -233,6 +156,74 @@ GL_ALWAYS_INLINE __m512i pair_isums_q8(const block_q8_0x8 *b0, const block_q8_0x
 #define PAIR_SHIFT    7
 #define PAIR_ISUMS    pair_isums_q8
 #include "arch/x86/avx512/pair_tmpl.h"
+
+/* ---- Q4_0x16 (src/quant.h) with vpdpbusd, one zmm lane per row ---------
+ * Template and exactness argument: arch/x86/avx2/x8_tmpl.h, here with 16
+ * lanes. Each 64-byte load is 4 bytes of each of 16 rows; a = nibble u
+ * (unsigned), x signed, isum starts at -8 sum(x).
+ * Decode tiles (nc <= 2) leave the high nibbles unshifted: dpbusd(v & 0xf0,
+ * x) is 16 times their dot (products <= 240 * 128, no overflow), so their
+ * own chain is shifted once at the end, exactly (a multiple of 16): two ops
+ * per 64 bytes fewer, which shows in how fast decode streams. Wider tiles
+ * shift per load instead: a second chain per column would cost registers. */
+GL_ALWAYS_INLINE void x16_isums_q4_vnni(const block_q4_0x16 *blk, const int8_t *const *xq,
+                                        __m512i *isum, const int nc)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    if (nc <= 2) {
+        const __m512i m_hi = _mm512_set1_epi8((char)0xf0);
+        __m512i s_hi[2] = { _mm512_setzero_si512(), _mm512_setzero_si512() };
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * k));
+            const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(v, m_hi);
+#pragma GCC unroll 2
+            for (int c = 0; c < nc; c++) {
+                isum[c] =
+                    _mm512_dpbusd_epi32(isum[c], lo, _mm512_set1_epi32(x8_load32(xq[c] + 4 * k)));
+                s_hi[c] = _mm512_dpbusd_epi32(s_hi[c], hi,
+                                              _mm512_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+            }
+        }
+#pragma GCC unroll 2
+        for (int c = 0; c < nc; c++)
+            isum[c] = _mm512_add_epi32(isum[c], gl512_srai4_epi32(s_hi[c]));
+        return;
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * k));
+        const __m512i lo = _mm512_and_si512(v, m4);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+#pragma GCC unroll 16
+        for (int c = 0; c < nc; c++) {
+            isum[c] = _mm512_dpbusd_epi32(isum[c], lo, _mm512_set1_epi32(x8_load32(xq[c] + 4 * k)));
+            isum[c] =
+                _mm512_dpbusd_epi32(isum[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+        }
+    }
+}
+
+#define X8_ROWS                         GL_X16_ROWS
+#define XV_PS                           __m512
+#define XV_EPI32                        __m512i
+#define XV_ZERO_PS()                    _mm512_setzero_ps()
+#define XV_LOADU_PS(p)                  _mm512_loadu_ps(p)
+#define XV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
+#define XV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
+#define XV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
+#define XV_SET1_EPI32(v)                _mm512_set1_epi32(v)
+#define XV_SET1_PS(v)                   _mm512_set1_ps(v)
+#define XV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
+#define XV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
+#define XV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
+#define XV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define X8_NAME                         matmul_q4_0_x16_vnni
+#define X8_WBLK                         block_q4_0x16
+#define X8_SHIFT                        3
+#define X8_ISUMS                        x16_isums_q4_vnni
+static GL_DECL_MATMUL_FN(matmul_q4_0_x16_vnni);
+#include "arch/x86/avx2/x8_tmpl.h"
 
 /* ---- float products, 16 lanes ------------------------------------------
  * Determinism: lane l accumulates elements i = l (mod 16) in order with one
@@ -428,8 +419,9 @@ void GL_AVX512_INIT(gl_kernels *k)
     if (vnni) {
         k->matmul[GGUF_T_Q8_0] = matmul_q8_0_vnni;
         k->matmul[GGUF_T_Q4_0] = matmul_q4_0_vnni;
-        k->matmul_packed[GL_LAYOUT_Q4_0X8] = matmul_q4_0_x8_vnni_mix;
         k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni_mix;
+        k->matmul_packed[GL_LAYOUT_Q4_0X16] = matmul_q4_0_x16_vnni;
+        gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_0X16);
     }
     k->matmul[GGUF_T_F32] = matmul_f32_mix;
     k->matmul[GGUF_T_F16] = matmul_f16_mix;

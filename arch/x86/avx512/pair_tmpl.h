@@ -4,14 +4,15 @@
  * registers per call: 2 PAIR_NZ groups, each its own prefetched stream.
  * At decode the weights stream from DRAM; fewer uops per byte and several
  * streams per core both let a core keep more of it in flight (bench/matvec,
- * 2 threads, Q4_0 2048x5632: one group per ymm ~25 GB/s, one pair ~27,
- * four pairs ~29; end to end TinyLlama Q4_0 decode ~41 -> ~45 tok/s).
+ * 2 threads, Q4_0x8 2048x5632: one group per ymm ~25 GB/s, one pair ~27,
+ * four pairs ~29). Used for Q8_0x8; Q4_0 went further with a 16-row layout
+ * (Q4_0x16, no inserts: ~33 GB/s on the same shape).
  *
  * Included once per layout with:
  *   PAIR_NAME       name of the generated GL_DECL_MATMUL_FN (static)
  *   PAIR_FALLBACK   the layout's x8 kernel, for nb > 1, rows outside whole
  *                   16-row pairs and reductions over PAIR_MAXB blocks
- *   PAIR_WBLK       block_q4_0x8 / block_q8_0x8
+ *   PAIR_WBLK       an x8 block type (block_q8_0x8)
  *   PAIR_SHIFT      as X8_SHIFT (arch/x86/avx2/x8_tmpl.h): isum starts at
  *                   -2^PAIR_SHIFT sum(x)
  *   PAIR_ISUMS(b0, b1, xq, isum)

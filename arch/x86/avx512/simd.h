@@ -34,6 +34,29 @@ GL_ALWAYS_INLINE __m512 gl512_load_part_ps(const float *p, int m)
 #endif
 }
 
+/* Lanes [lo, hi) of 16 floats at p (reading only those), zeros elsewhere;
+ * and the store that writes only those lanes. */
+GL_ALWAYS_INLINE __m512 gl512_load_lanes_ps(const float *p, int lo, int hi)
+{
+#ifdef GL_USE_SIMDE
+    float t[16] = { 0 };
+    memcpy(t + lo, p + lo, (size_t)(hi - lo) * sizeof(float));
+    return _mm512_loadu_ps(t);
+#else
+    return _mm512_maskz_loadu_ps((__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1)), p);
+#endif
+}
+GL_ALWAYS_INLINE void gl512_store_lanes_ps(float *p, int lo, int hi, __m512 v)
+{
+#ifdef GL_USE_SIMDE
+    float t[16];
+    _mm512_storeu_ps(t, v);
+    memcpy(p + lo, t + lo, (size_t)(hi - lo) * sizeof(float));
+#else
+    _mm512_mask_storeu_ps(p, (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1)), v);
+#endif
+}
+
 /* 16 raw 16-bit values, the first m (0..16) read from p, zeros after. */
 GL_ALWAYS_INLINE __m256i gl512_load_part_u16(const uint16_t *p, int m)
 {
