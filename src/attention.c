@@ -70,6 +70,35 @@ void gl_kv_plan(gl_ctx *c, int nb)
     }
 }
 
+/* Layout of one (sequence, layer) of the K or V cache. F16 / F32 caches are
+ * head-major, [kv_head][n_ctx][head_dim]: the rows one attention item reads
+ * (one KV head, every cached position) are one contiguous stream, which the
+ * hardware prefetchers follow; position-major rows gave each thread pieces
+ * of head_dim elements every kv_row_bytes, read at DRAM latency (decode at
+ * ~160 cached positions: ~30 us of attention per layer). Q8_0 caches stay
+ * position-major, [n_ctx][kv_row]: a block may span heads (head_dim < 32). */
+static bool head_major(const gl_ctx *c)
+{
+    return c->kv_type != GL_KV_Q8_0;
+}
+
+static size_t head_bytes(const gl_ctx *c)
+{
+    return (size_t)c->m->cfg.head_dim * c->kv_elem;
+}
+
+/* Rows of KV head h from slot s on, and their stride, within a layer (a
+ * position-major row is addressed at its start: Q8_0 kernels take the
+ * head's element offset). */
+static size_t slot_off(const gl_ctx *c, int h, size_t s)
+{
+    return head_major(c) ? ((size_t)h * (size_t)c->n_ctx + s) * head_bytes(c) : s * c->kv_row_bytes;
+}
+static size_t cache_stride(const gl_ctx *c)
+{
+    return head_major(c) ? head_bytes(c) : c->kv_row_bytes;
+}
+
 /* Byte offset of (sequence, layer) in the K or V cache. */
 static size_t cache_off(const gl_ctx *c, int seq, int layer)
 {
@@ -81,10 +110,14 @@ void gl_kv_store_chunk(gl_ctx *c, int layer, int nb)
     for (int b = 0; b < nb; b++) {
         const size_t layer_off = cache_off(c, c->row_seq[b], layer);
         const size_t s = (size_t)slot_of(c, c->row_pos[b]);
-        memcpy(c->k_cache + layer_off + s * c->kv_row_bytes, c->k_chunk + b * c->kv_row_bytes,
-               c->kv_row_bytes);
-        memcpy(c->v_cache + layer_off + s * c->kv_row_bytes, c->v_chunk + b * c->kv_row_bytes,
-               c->kv_row_bytes);
+        const int n_parts = head_major(c) ? c->m->cfg.n_kv_heads : 1;
+        const size_t part = head_major(c) ? head_bytes(c) : c->kv_row_bytes;
+        for (int h = 0; h < n_parts; h++) {
+            memcpy(c->k_cache + layer_off + slot_off(c, h, s),
+                   c->k_chunk + b * c->kv_row_bytes + h * part, part);
+            memcpy(c->v_cache + layer_off + slot_off(c, h, s),
+                   c->v_chunk + b * c->kv_row_bytes + h * part, part);
+        }
     }
 }
 
@@ -137,6 +170,22 @@ static void attn_worker(void *arg, int ith, int nth)
 
     int i0, i1;
     gl_split_range(items * per_kv, 1, ith, nth, &i0, &i1);
+    if (head_major(c))
+        for (int item = i0; item < i1; item++) {
+            const int b = item / (n_kv * per_kv), kvh = item % (n_kv * per_kv) / per_kv;
+            const size_t layer_off = cache_off(c, c->row_seq[b], t->layer);
+            const gl_kv_run *runs = c->runs + (size_t)b * GL_MAX_RUNS;
+            for (int r = 0; r < c->n_runs[b]; r++) {
+                if (runs[r].in_chunk)
+                    continue;
+                const size_t off = layer_off + slot_off(c, kvh, (size_t)runs[r].row);
+                const size_t len = (size_t)runs[r].n * head_bytes(c);
+                for (size_t o = 0; o < len; o += 64) {
+                    __builtin_prefetch(c->k_cache + off + o, 0, 2);
+                    __builtin_prefetch(c->v_cache + off + o, 0, 2);
+                }
+            }
+        }
     for (int item = i0; item < i1; item++) {
         const int b = item / (n_kv * per_kv), rem = item % (n_kv * per_kv);
         const int kvh = rem / per_kv, g0 = rem % per_kv * sub;
@@ -159,16 +208,32 @@ static void attn_worker(void *arg, int ith, int nth)
         float *out = c->att + (size_t)b * q_dim + (size_t)h0 * hd;
         const gl_kv_run *runs = c->runs + (size_t)b * GL_MAX_RUNS;
 
+        /* a run's rows: in the chunk scratch (position-major, kv_row_bytes
+         * apart) or in the cache (cache_stride apart) */
+        const uint8_t *k_rows[GL_MAX_RUNS], *v_rows[GL_MAX_RUNS];
+        size_t strides[GL_MAX_RUNS];
+        for (int r = 0; r < c->n_runs[b]; r++) {
+            const int row = runs[r].row;
+            if (runs[r].in_chunk) {
+                k_rows[r] = c->k_chunk + row * c->kv_row_bytes + head_off;
+                v_rows[r] = c->v_chunk + row * c->kv_row_bytes + head_off;
+                strides[r] = c->kv_row_bytes;
+            } else {
+                const size_t off = layer_off + slot_off(c, kvh, (size_t)row);
+                k_rows[r] = c->k_cache + off;
+                v_rows[r] = c->v_cache + off;
+                strides[r] = cache_stride(c);
+            }
+        }
+
         int n = 0;
         for (int r = 0; r < c->n_runs[b]; r++) {
-            const uint8_t *base = runs[r].in_chunk ? c->k_chunk : c->k_cache + layer_off;
-            const uint8_t *rows = base + runs[r].row * c->kv_row_bytes + head_off;
             if (q8)
-                c->k->attn_scores_q8_g(scores + n, ss, q, (size_t)hd, nq, rows, c->kv_row_bytes,
+                c->k->attn_scores_q8_g(scores + n, ss, q, (size_t)hd, nq, k_rows[r], strides[r],
                                        runs[r].n, head_elem, hd, scale);
             else
-                c->k->attn_scores_g[c->kv_type](scores + n, ss, q, (size_t)hd, nq, rows,
-                                                c->kv_row_bytes, runs[r].n, hd, scale);
+                c->k->attn_scores_g[c->kv_type](scores + n, ss, q, (size_t)hd, nq, k_rows[r],
+                                                strides[r], runs[r].n, hd, scale);
             n += runs[r].n;
         }
         /* softmax per head; an F16 cache's values meet the weights at F16
@@ -179,14 +244,12 @@ static void attn_worker(void *arg, int ith, int nth)
         memset(out, 0, (size_t)nq * hd * sizeof(float));
         n = 0;
         for (int r = 0; r < c->n_runs[b]; r++) {
-            const uint8_t *base = runs[r].in_chunk ? c->v_chunk : c->v_cache + layer_off;
-            const uint8_t *rows = base + runs[r].row * c->kv_row_bytes + head_off;
             if (q8)
-                c->k->attn_accum_q8_g(out, (size_t)hd, scores + n, ss, nq, rows, c->kv_row_bytes,
+                c->k->attn_accum_q8_g(out, (size_t)hd, scores + n, ss, nq, v_rows[r], strides[r],
                                       runs[r].n, head_elem, hd);
             else
-                c->k->attn_accum_g[c->kv_type](out, (size_t)hd, scores + n, ss, nq, rows,
-                                               c->kv_row_bytes, runs[r].n, hd);
+                c->k->attn_accum_g[c->kv_type](out, (size_t)hd, scores + n, ss, nq, v_rows[r],
+                                               strides[r], runs[r].n, hd);
             n += runs[r].n;
         }
     }

@@ -53,7 +53,8 @@ struct gl_ctx {
     int kv_type;            /* enum gl_kv_type                                         */
     size_t kv_elem;
     size_t kv_row_bytes;        /* one position's K (or V) for all KV heads          */
-    uint8_t *k_cache, *v_cache; /* [n_seq][n_layers][n_ctx][kv_row_bytes]     */
+    uint8_t *k_cache, *v_cache; /* [n_seq][n_layers] of n_ctx x kv_row_bytes,
+                                   head-major for F16/F32 (src/attention.c) */
 
     /* the batch being computed, per row */
     int *row_seq, *row_first; /* sequence, its first row in the batch */
@@ -91,6 +92,11 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *b, gl_error *err);
  * parallel region; pass NULL for unused weights. Output rows are n_out apart. */
 void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, float *y0,
                 const gl_weight *w1, float *y1, const gl_weight *w2, float *y2);
+/* Names the weights of the product that follows the next gl_matmul3 (NULL
+ * for unused ones): threads that wait, from the end of their share of the
+ * next product on, prefetch the start of their share of this one. A hint
+ * only: results never depend on it. */
+void gl_matmul_next(gl_ctx *c, const gl_weight *w0, const gl_weight *w1, const gl_weight *w2);
 
 /* Ring KV cache and attention (src/attention.c). Plans which positions each
  * row of the batch attends to. */

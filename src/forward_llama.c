@@ -58,12 +58,17 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
     rope_tables(c, nb);
     gl_kv_plan(c, nb);
 
+    /* gl_matmul_next before each product names the one after it: a thread
+     * that waits (for the other threads, or while one runs the serial
+     * steps) prefetches its share of those weights meanwhile */
     for (int l = 0; l < cfg->n_layers; l++) {
         const gl_layer *L = &m->layers[l];
+        const gl_layer *L_next = l + 1 < cfg->n_layers ? &m->layers[l + 1] : NULL;
 
         for (int b = 0; b < nb; b++)
             k->rmsnorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->attn_norm, dim,
                        cfg->norm_eps);
+        gl_matmul_next(c, &L->wo, NULL, NULL);
         gl_matmul3(c, c->xb, dim, nb, &L->wq, c->q, &L->wk, c->kcur, &L->wv, c->vcur);
         for (int b = 0; b < nb; b++) {
             const float *cs = c->rope_cs + (size_t)b * cfg->rope_dim;
@@ -77,6 +82,7 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
         gl_attention(c, l, nb);
         gl_kv_store_chunk(c, l, nb);
 
+        gl_matmul_next(c, &L->w_gate, &L->w_up, NULL);
         gl_matmul3(c, c->att, q_dim, nb, &L->wo, c->xb, NULL, NULL, NULL, NULL);
         for (size_t i = 0; i < (size_t)nb * dim; i++)
             c->x[i] += c->xb[i];
@@ -84,10 +90,15 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
         for (int b = 0; b < nb; b++)
             k->rmsnorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->ffn_norm, dim,
                        cfg->norm_eps);
+        gl_matmul_next(c, &L->w_down, NULL, NULL);
         gl_matmul3(c, c->xb, dim, nb, &L->w_gate, c->hb, &L->w_up, c->hb2, NULL, NULL);
         for (int b = 0; b < nb; b++)
             k->swiglu(c->hb + (size_t)b * cfg->ffn_dim, c->hb + (size_t)b * cfg->ffn_dim,
                       c->hb2 + (size_t)b * cfg->ffn_dim, cfg->ffn_dim);
+        if (L_next)
+            gl_matmul_next(c, &L_next->wq, &L_next->wk, &L_next->wv);
+        else
+            gl_matmul_next(c, &m->output, NULL, NULL);
         gl_matmul3(c, c->hb, cfg->ffn_dim, nb, &L->w_down, c->xb, NULL, NULL, NULL, NULL);
         for (size_t i = 0; i < (size_t)nb * dim; i++)
             c->x[i] += c->xb[i];
@@ -97,7 +108,10 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
     for (int i = 0; i < batch->n_out; i++)
         k->rmsnorm(c->xb + (size_t)i * dim, c->x + (size_t)batch->out_rows[i] * dim, m->output_norm,
                    dim, cfg->norm_eps);
-    if (batch->n_out > 0)
+    if (batch->n_out > 0) {
+        const gl_layer *L0 = &m->layers[0]; /* the next token's first product */
+        gl_matmul_next(c, &L0->wq, &L0->wk, &L0->wv);
         gl_matmul3(c, c->xb, dim, batch->n_out, &m->output, batch->logits, NULL, NULL, NULL, NULL);
+    }
     return GL_OK;
 }

@@ -152,3 +152,40 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
     t.own_units = nb > 2 ? units : OWN_UNITS_DECODE;
     gl_threadpool_run_sized(c->pool, mm_worker, &t, work);
 }
+
+/* The first bytes of each thread's share that a waiting thread prefetches:
+ * enough for the waits between two products (a few to tens of
+ * microseconds at ~16 GB/s per core), well inside L2. */
+enum { IDLE_PREFETCH_MAX = 256 << 10 };
+
+void gl_matmul_next(gl_ctx *c, const gl_weight *w0, const gl_weight *w1, const gl_weight *w2)
+{
+    const gl_weight *ws[3] = { w0, w1, w2 };
+    int units = 0;
+    for (int j = 0; j < 3; j++)
+        units += ws[j] ? (ws[j]->n_out + ROW_GRAIN - 1) / ROW_GRAIN : 0;
+    const int nth = gl_threadpool_size(c->pool);
+    for (int i = 0; i < nth; i++) {
+        int u0, u1; /* the share gl_matmul3 will give thread i first */
+        gl_split_range(units, 1, i, nth, &u0, &u1);
+        const char *p = NULL;
+        size_t len = 0;
+        for (int j = 0, first = 0; j < 3 && !p && u0 < u1; j++) {
+            if (!ws[j])
+                continue;
+            const int ju = (ws[j]->n_out + ROW_GRAIN - 1) / ROW_GRAIN;
+            if (u0 < first + ju) {
+                /* rows [r0, r1) of this matrix; in every layout rows that
+                 * start a group sit r * row_bytes from its start */
+                const int r0 = (u0 - first) * ROW_GRAIN;
+                const int r1 = (u1 - first) * ROW_GRAIN < ws[j]->n_out ? (u1 - first) * ROW_GRAIN
+                                                                       : ws[j]->n_out;
+                p = (const char *)ws[j]->data + (size_t)r0 * ws[j]->row_bytes;
+                len = (size_t)(r1 - r0) * ws[j]->row_bytes;
+                len = len < IDLE_PREFETCH_MAX ? len : IDLE_PREFETCH_MAX;
+            }
+            first += ju;
+        }
+        gl_threadpool_set_prefetch(c->pool, i, p, len);
+    }
+}

@@ -28,9 +28,28 @@ typedef struct worker {
     int ith;
 } worker;
 
+/* one thread's bytes to prefetch while it waits (gl_threadpool_set_prefetch),
+ * a cache line each so that setting them never disturbs a spinning core */
+typedef struct idle_prefetch {
+    _Alignas(64) const char *ptr;
+    size_t len;
+} idle_prefetch;
+
+/* Walks [*cur, end) one cache line per call; false once there is nothing
+ * left to prefetch (then the caller relaxes instead). */
+static inline bool prefetch_step(const char **cur, const char *end)
+{
+    if (*cur >= end)
+        return false;
+    __builtin_prefetch(*cur, 0, 2);
+    *cur += 64;
+    return true;
+}
+
 struct gl_threadpool {
     int n;
     worker *workers;
+    idle_prefetch *idle; /* [n] */
     gl_task_fn fn;
     void *arg;
     _Atomic unsigned gen;
@@ -46,9 +65,11 @@ static void *worker_main(void *p)
     worker *w = p;
     gl_threadpool *pool = w->pool;
     unsigned seen = 0;
+    const char *pf = NULL, *pf_end = NULL;
     for (;;) {
         for (int i = 0; i < SPIN_ITERS && atomic_load(&pool->gen) == seen; i++)
-            cpu_relax();
+            if (!prefetch_step(&pf, pf_end))
+                cpu_relax();
         if (atomic_load(&pool->gen) == seen) {
             pthread_mutex_lock(&pool->mu);
             atomic_fetch_add(&pool->sleepers, 1);
@@ -61,6 +82,9 @@ static void *worker_main(void *p)
         if (atomic_load(&pool->stop))
             return NULL;
         pool->fn(pool->arg, w->ith, pool->n);
+        /* read before done: the caller sets the next ranges only after it */
+        pf = pool->idle[w->ith].ptr;
+        pf_end = pf ? pf + pool->idle[w->ith].len : pf;
         atomic_fetch_add(&pool->done, 1);
     }
 }
@@ -89,7 +113,10 @@ gl_status gl_threadpool_create(gl_threadpool **out, int n_threads, gl_error *err
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     p->workers = calloc((size_t)n_threads, sizeof *p->workers);
-    if (!p->workers) {
+    p->idle = aligned_alloc(64, (size_t)n_threads * sizeof *p->idle);
+    if (p->idle)
+        memset(p->idle, 0, (size_t)n_threads * sizeof *p->idle);
+    if (!p->workers || !p->idle) {
         gl_threadpool_free(p);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory");
     }
@@ -121,6 +148,7 @@ void gl_threadpool_free(gl_threadpool *p)
             pthread_join(p->workers[i].thread, NULL);
         free(p->workers);
     }
+    free(p->idle);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     free(p);
@@ -144,12 +172,21 @@ void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg)
     fn(arg, 0, p->n);
     /* Spin for the common case; yield when the workers are descheduled
      * (an oversubscribed machine), or spinning would steal their core. */
+    const char *pf = p->idle[0].ptr, *pf_end = pf ? pf + p->idle[0].len : pf;
     for (int i = 0; atomic_load(&p->done) != p->n - 1; i++) {
+        if (prefetch_step(&pf, pf_end))
+            continue;
         if (i < SPIN_ITERS)
             cpu_relax();
         else
             sched_yield();
     }
+}
+
+void gl_threadpool_set_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len)
+{
+    p->idle[ith].ptr = ptr;
+    p->idle[ith].len = ptr ? len : 0;
 }
 
 void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double work)

@@ -23,6 +23,13 @@ void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg);
 #define GL_MIN_PARALLEL_WORK 32768.0
 void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double work);
 
+/* While thread ith waits, at the end of a region for the others or for the
+ * next region, it prefetches [ptr, ptr + len) into L2: the matrix products
+ * name each thread's first weights of the product that comes next, so the
+ * memory bandwidth a waiting core would leave unused streams them ahead.
+ * Set before gl_threadpool_run; it stays in force until set again. */
+void gl_threadpool_set_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len);
+
 /* Splits [0, n) into nth near-equal parts, each a multiple of `grain`
  * except the last; returns thread ith's part. */
 static inline void gl_split_range(int n, int grain, int ith, int nth, int *lo, int *hi)
