@@ -254,8 +254,8 @@ static void attn_worker(void *arg, int ith, int nth)
                 const uint8_t *rows = v_rows[r] + j * strides[r];
                 m = piece_rows(runs[r].n - j, strides[r], rows);
                 if (q8)
-                    c->k->attn_accum_q8_g(out, (size_t)hd, scores + n + j, ss, nq, rows,
-                                          strides[r], m, head_elem, hd);
+                    c->k->attn_accum_q8_g(out, (size_t)hd, scores + n + j, ss, nq, rows, strides[r],
+                                          m, head_elem, hd);
                 else
                     c->k->attn_accum_g[c->kv_type](out, (size_t)hd, scores + n + j, ss, nq, rows,
                                                    strides[r], m, hd);

@@ -45,13 +45,18 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
     }
     gl_kv_plan(c, nb);
 
+    /* gl_matmul_next names the product after the next one (see
+     * forward_llama.c): waiting threads prefetch their share of it */
     for (int l = 0; l < cfg->n_layers; l++) {
         const gl_gpt2_layer *L = &m->gpt2_layers[l];
+        const gl_weight *next_qkv =
+            l + 1 < cfg->n_layers ? &m->gpt2_layers[l + 1].wqkv : &m->output;
 
         /* attention: q, k, v from one fused product, rows [q | k | v] */
         for (int b = 0; b < nb; b++)
             k->layernorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->attn_norm,
                          L->attn_norm_b, dim, cfg->norm_eps);
+        gl_matmul_next(c, &L->wo, NULL, NULL);
         gl_matmul3(c, c->xb, dim, nb, &L->wqkv, c->qkv, NULL, NULL, NULL, NULL);
         add_bias_rows(k, c->qkv, L->bqkv, 3 * dim, nb);
         for (int b = 0; b < nb; b++) {
@@ -63,6 +68,7 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
         gl_attention(c, l, nb);
         gl_kv_store_chunk(c, l, nb);
 
+        gl_matmul_next(c, &L->w_up, NULL, NULL);
         gl_matmul3(c, c->att, dim, nb, &L->wo, c->xb, NULL, NULL, NULL, NULL);
         add_bias_rows(k, c->xb, L->bo, dim, nb);
         for (size_t i = 0; i < (size_t)nb * dim; i++)
@@ -72,12 +78,14 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
         for (int b = 0; b < nb; b++)
             k->layernorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->ffn_norm,
                          L->ffn_norm_b, dim, cfg->norm_eps);
+        gl_matmul_next(c, &L->w_down, NULL, NULL);
         gl_matmul3(c, c->xb, dim, nb, &L->w_up, c->hb, NULL, NULL, NULL, NULL);
         for (int b = 0; b < nb; b++) {
             float *h = c->hb + (size_t)b * ffn;
             k->add_bias(h, L->b_up, ffn);
             k->gelu(h, h, ffn);
         }
+        gl_matmul_next(c, next_qkv, NULL, NULL);
         gl_matmul3(c, c->hb, ffn, nb, &L->w_down, c->xb, NULL, NULL, NULL, NULL);
         add_bias_rows(k, c->xb, L->b_down, dim, nb);
         for (size_t i = 0; i < (size_t)nb * dim; i++)
@@ -87,7 +95,9 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
     for (int i = 0; i < batch->n_out; i++)
         k->layernorm(c->xb + (size_t)i * dim, c->x + (size_t)batch->out_rows[i] * dim,
                      m->output_norm, m->output_norm_b, dim, cfg->norm_eps);
-    if (batch->n_out > 0)
+    if (batch->n_out > 0) {
+        gl_matmul_next(c, &m->gpt2_layers[0].wqkv, NULL, NULL); /* the next token's first */
         gl_matmul3(c, c->xb, dim, batch->n_out, &m->output, batch->logits, NULL, NULL, NULL, NULL);
+    }
     return GL_OK;
 }
