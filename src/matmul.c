@@ -99,7 +99,7 @@ static void mm_units(const mm_task *t, int u0, int u1)
 static void mm_worker(void *arg, int ith, int nth)
 {
     mm_task *t = arg;
-    int u0, u1;
+    int u0 = 0, u1 = 0;
     if (nth == 1) { /* run alone (small region or one thread): no claiming */
         mm_units(t, 0, t->unit_end[t->n_jobs - 1]);
         return;
