@@ -48,6 +48,7 @@ static inline bool prefetch_step(const char **cur, const char *end)
 
 struct gl_threadpool {
     int n;
+    int spin; /* wait iterations before yielding (caller) or sleeping (workers) */
     worker *workers;
     idle_prefetch *idle; /* [n] */
     gl_task_fn fn;
@@ -67,7 +68,7 @@ static void *worker_main(void *p)
     unsigned seen = 0;
     const char *pf = NULL, *pf_end = NULL;
     for (;;) {
-        for (int i = 0; i < SPIN_ITERS && atomic_load(&pool->gen) == seen; i++)
+        for (int i = 0; i < pool->spin && atomic_load(&pool->gen) == seen; i++)
             if (!prefetch_step(&pf, pf_end))
                 cpu_relax();
         if (atomic_load(&pool->gen) == seen) {
@@ -101,6 +102,18 @@ static void publish(gl_threadpool *p)
     }
 }
 
+/* CPUs this process may run on (its affinity mask, else all online). */
+static int usable_cpus(void)
+{
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+#endif
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 gl_status gl_threadpool_create(gl_threadpool **out, int n_threads, gl_error *err)
 {
     *out = NULL;
@@ -110,6 +123,10 @@ gl_status gl_threadpool_create(gl_threadpool **out, int n_threads, gl_error *err
     if (!p)
         return gl_fail(err, GL_ERR_NOMEM, "out of memory");
     p->n = n_threads;
+    /* More threads than CPUs: a spinning thread would hold the CPU a thread
+     * it waits for needs (decode -t 4 on 2 CPUs: ~5 tok/s spinning), so
+     * waiters yield and sleep at once. */
+    p->spin = n_threads > usable_cpus() ? 0 : SPIN_ITERS;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     p->workers = calloc((size_t)n_threads, sizeof *p->workers);
@@ -176,7 +193,7 @@ void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg)
     for (int i = 0; atomic_load(&p->done) != p->n - 1; i++) {
         if (prefetch_step(&pf, pf_end))
             continue;
-        if (i < SPIN_ITERS)
+        if (i < p->spin)
             cpu_relax();
         else
             sched_yield();
