@@ -2,22 +2,15 @@
  * activations, attention over F32 / F16 caches, RMSNorm, SwiGLU, and the
  * GPT-2 LayerNorm / GELU / bias add.
  *
- * Determinism: a dot product is accumulated in 8 lanes (two float32x4),
- * lane l taking the elements i = l (mod 8) in increasing order with one FMA
- * each; a row tail (n % 8 elements) is one more zero-padded chunk; the
- * lanes are then summed by gl_hsum8_f32. Tiles (4 rows x up to 2 activation
- * columns) only decide which accumulators live in registers together; each
- * output element sees the same sequence whatever r0/r1, nb or its position
- * in a tile. Element-wise parts repeat generic's scalar expression with the
- * same operation order (this folder builds with -ffp-contract=off). */
+ * Determinism: the products and scores are arch/float_tmpl.h's with 8
+ * lanes (two float32x4) summed by gl_hsum8_f32. Element-wise parts repeat
+ * generic's scalar expression with the same operation order (this folder
+ * builds with -ffp-contract=off). */
 #include <math.h>
 
 #include "arch/arm/neon/neon.h"
 #include "arch/arm/neon/util.h"
 #include "half.h"
-
-#define FT_R 4 /* rows per tile    */
-#define FT_C 2 /* columns per tile */
 
 /* 8 elements at element index i of a row, as two float32x4 */
 typedef struct {
@@ -59,98 +52,31 @@ GL_ALWAYS_INLINE f8 ldp_bf16(const void *p, int i, int m)
     return ld_bf16(t, 0);
 }
 
-GL_ALWAYS_INLINE void fma8(f8 *acc, f8 w, f8 x)
+GL_ALWAYS_INLINE f8 fma8(f8 acc, f8 w, f8 x)
 {
-    acc->a = vfmaq_f32(acc->a, w.a, x.a);
-    acc->b = vfmaq_f32(acc->b, w.b, x.b);
+    return (f8){ vfmaq_f32(acc.a, w.a, x.a), vfmaq_f32(acc.b, w.b, x.b) };
 }
 
-/* out[c][k] = dot(row k, column c) for k < m (rows past m repeat row m-1). */
-#define DEF_FTILE(NAME, LD, LDP)                                                                   \
-    GL_ALWAYS_INLINE void NAME(const char *w, size_t wrb, int m, const float *const *xs,           \
-                               float out[FT_C][FT_R], int n, const int nc)                         \
-    {                                                                                              \
-        const char *wr[FT_R];                                                                      \
-        for (int k = 0; k < FT_R; k++)                                                             \
-            wr[k] = w + (size_t)(k < m ? k : m - 1) * wrb;                                         \
-        f8 acc[FT_R][FT_C];                                                                        \
-        for (int k = 0; k < FT_R; k++)                                                             \
-            for (int c = 0; c < nc; c++)                                                           \
-                acc[k][c] = (f8){ vdupq_n_f32(0.0f), vdupq_n_f32(0.0f) };                          \
-        int i = 0;                                                                                 \
-        for (; i + 8 <= n; i += 8) {                                                               \
-            f8 xv[FT_C];                                                                           \
-            for (int c = 0; c < nc; c++)                                                           \
-                xv[c] = ld_f32(xs[c], i);                                                          \
-            for (int k = 0; k < FT_R; k++) {                                                       \
-                const f8 wv = LD(wr[k], i);                                                        \
-                for (int c = 0; c < nc; c++)                                                       \
-                    fma8(&acc[k][c], wv, xv[c]);                                                   \
-            }                                                                                      \
-        }                                                                                          \
-        if (i < n) {                                                                               \
-            f8 xv[FT_C];                                                                           \
-            for (int c = 0; c < nc; c++)                                                           \
-                xv[c] = ldp_f32(xs[c], i, n - i);                                                  \
-            for (int k = 0; k < FT_R; k++) {                                                       \
-                const f8 wv = LDP(wr[k], i, n - i);                                                \
-                for (int c = 0; c < nc; c++)                                                       \
-                    fma8(&acc[k][c], wv, xv[c]);                                                   \
-            }                                                                                      \
-        }                                                                                          \
-        for (int k = 0; k < FT_R; k++)                                                             \
-            for (int c = 0; c < nc; c++)                                                           \
-                out[c][k] = gl_hsum8_f32(acc[k][c].a, acc[k][c].b);                                \
-    }
+#define FV_T                f8
+#define FV_W                8
+#define FV_ZERO()           ((f8){ vdupq_n_f32(0.0f), vdupq_n_f32(0.0f) })
+#define FV_FMA(acc, w, x)   fma8(acc, w, x)
+#define FV_HSUM(v)          gl_hsum8_f32((v).a, (v).b)
+#define FV_LD_F32(p, i)     ld_f32(p, i)
+#define FV_LDP_F32(p, i, m) ldp_f32(p, i, m)
+#define FT_LINKAGE
+#include "arch/float_tmpl.h"
 
 DEF_FTILE(ftile_f32, ld_f32, ldp_f32)
 DEF_FTILE(ftile_f16, ld_f16, ldp_f16)
 DEF_FTILE(ftile_bf16, ld_bf16, ldp_bf16)
 
-#define DEF_FMATMUL(NAME, TILE)                                                                    \
-    GL_DECL_MATMUL_FN(NAME)                                                                        \
-    {                                                                                              \
-        for (int r = r0; r < r1; r += FT_R) {                                                      \
-            const int m = r1 - r < FT_R ? r1 - r : FT_R;                                           \
-            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                            \
-            for (int c0 = 0; c0 < nb; c0 += FT_C) {                                                \
-                const int nc = nb - c0 < FT_C ? nb - c0 : FT_C;                                    \
-                const float *xs[FT_C];                                                             \
-                float out[FT_C][FT_R];                                                             \
-                for (int c = 0; c < nc; c++)                                                       \
-                    xs[c] = (const float *)((const char *)x + (size_t)(c0 + c) * x_stride);        \
-                if (nc == FT_C)                                                                    \
-                    TILE(wt, w_row_bytes, m, xs, out, n, FT_C);                                    \
-                else                                                                               \
-                    TILE(wt, w_row_bytes, m, xs, out, n, 1);                                       \
-                for (int c = 0; c < nc; c++)                                                       \
-                    for (int k = 0; k < m; k++)                                                    \
-                        y[(size_t)(c0 + c) * y_stride + r + k] = out[c][k];                        \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
 DEF_FMATMUL(gl_matmul_f32_neon, ftile_f32)
 DEF_FMATMUL(gl_matmul_f16_neon, ftile_f16)
 DEF_FMATMUL(gl_matmul_bf16_neon, ftile_bf16)
 
-/* scores[j] = (q . k_j) * scale: the dot as in the matmuls, then one
- * multiply, as in generic. */
-#define DEF_SCORES(NAME, TILE)                                                                     \
-    GL_DECL_ATTN_SCORES_FN(NAME)                                                                   \
-    {                                                                                              \
-        const float *xs[FT_C] = { q, q };                                                          \
-        for (int j = 0; j < n_keys; j += FT_R) {                                                   \
-            const int m = n_keys - j < FT_R ? n_keys - j : FT_R;                                   \
-            float out[FT_C][FT_R];                                                                 \
-            TILE((const char *)k + (size_t)j * row_stride, row_stride, m, xs, out, len, 1);        \
-            for (int t = 0; t < m; t++)                                                            \
-                scores[j + t] = out[0][t] * scale;                                                 \
-        }                                                                                          \
-    }
-
-DEF_SCORES(gl_attn_scores_f32_neon, ftile_f32)
-DEF_SCORES(gl_attn_scores_f16_neon, ftile_f16)
+DEF_FSCORES(gl_attn_scores_f32_neon, ftile_f32)
+DEF_FSCORES(gl_attn_scores_f16_neon, ftile_f16)
 
 /* out[i] += p[j] * v_j[i], rows in order, multiply then add: the same
  * operations per element as generic, so the result is bit-identical. Up to
@@ -209,11 +135,11 @@ GL_DECL_RMSNORM_FN(gl_rmsnorm_neon)
     int j = 0;
     for (; j + 8 <= n; j += 8) {
         const f8 v = ld_f32(x, j);
-        fma8(&acc, v, v);
+        acc = fma8(acc, v, v);
     }
     if (j < n) {
         const f8 v = ldp_f32(x, j, n - j);
-        fma8(&acc, v, v);
+        acc = fma8(acc, v, v);
     }
     const float ss = gl_hsum8_f32(acc.a, acc.b);
     const float scale = 1.0f / sqrtf(ss / (float)n + eps);
@@ -270,7 +196,7 @@ GL_DECL_LAYERNORM_FN(gl_layernorm_neon)
     for (j = 0; j + 8 <= n; j += 8) {
         const f8 v = ld_f32(x, j);
         const f8 d = { vsubq_f32(v.a, vm), vsubq_f32(v.b, vm) };
-        fma8(&acc, d, d);
+        acc = fma8(acc, d, d);
     }
     float ss = gl_hsum8_f32(acc.a, acc.b);
     for (; j < n; j++) {

@@ -1,20 +1,13 @@
 /* AVX2 float kernels: F32 / F16 / BF16 weights x float activations,
  * attention over F32 / F16 caches, RMSNorm and SwiGLU.
  *
- * Determinism: a dot product is accumulated in 8 lanes, lane l taking the
- * elements i = l (mod 8) in increasing order with one FMA each; a row tail
- * (n % 8 elements) is one more zero-padded chunk; the lanes are then summed
- * by gl_hsum8_ps. Tiles (4 rows x up to 2 activation columns) only decide
- * which accumulators live in registers together; each output element sees
- * the same sequence whatever r0/r1, nb or its position in a tile. */
+ * Determinism: the products and scores are arch/float_tmpl.h's with 8
+ * lanes summed by gl_hsum8_ps. */
 #include "arch/x86/avx2/avx2.h"
 #include "arch/x86/avx2/util.h"
 #include <math.h>
 
 #include "half.h"
-
-#define FT_R 4 /* rows per tile    */
-#define FT_C 2 /* columns per tile */
 
 GL_ALWAYS_INLINE __m256 ld_f32(const void *p, int i)
 {
@@ -42,92 +35,26 @@ GL_ALWAYS_INLINE __m256 ldp_bf16(const void *p, int i, int m)
         _mm256_slli_epi32(_mm256_cvtepu16_epi32(gl_load_part_u16((const uint16_t *)p + i, m)), 16));
 }
 
-/* out[c][k] = dot(row k, column c) for k < m (rows past m repeat row m-1). */
-#define DEF_FTILE(NAME, LD, LDP)                                                                   \
-    GL_ALWAYS_INLINE void NAME(const char *w, size_t wrb, int m, const float *const *xs,           \
-                               float out[FT_C][FT_R], int n, const int nc)                         \
-    {                                                                                              \
-        const char *wr[FT_R];                                                                      \
-        for (int k = 0; k < FT_R; k++)                                                             \
-            wr[k] = w + (size_t)(k < m ? k : m - 1) * wrb;                                         \
-        __m256 acc[FT_R][FT_C];                                                                    \
-        for (int k = 0; k < FT_R; k++)                                                             \
-            for (int c = 0; c < nc; c++)                                                           \
-                acc[k][c] = _mm256_setzero_ps();                                                   \
-        int i = 0;                                                                                 \
-        for (; i + 8 <= n; i += 8) {                                                               \
-            __m256 xv[FT_C];                                                                       \
-            for (int c = 0; c < nc; c++)                                                           \
-                xv[c] = _mm256_loadu_ps(xs[c] + i);                                                \
-            for (int k = 0; k < FT_R; k++) {                                                       \
-                const __m256 wv = LD(wr[k], i);                                                    \
-                for (int c = 0; c < nc; c++)                                                       \
-                    acc[k][c] = _mm256_fmadd_ps(wv, xv[c], acc[k][c]);                             \
-            }                                                                                      \
-        }                                                                                          \
-        if (i < n) {                                                                               \
-            __m256 xv[FT_C];                                                                       \
-            for (int c = 0; c < nc; c++)                                                           \
-                xv[c] = gl_load_part_f32(xs[c] + i, n - i);                                        \
-            for (int k = 0; k < FT_R; k++) {                                                       \
-                const __m256 wv = LDP(wr[k], i, n - i);                                            \
-                for (int c = 0; c < nc; c++)                                                       \
-                    acc[k][c] = _mm256_fmadd_ps(wv, xv[c], acc[k][c]);                             \
-            }                                                                                      \
-        }                                                                                          \
-        for (int k = 0; k < FT_R; k++)                                                             \
-            for (int c = 0; c < nc; c++)                                                           \
-                out[c][k] = gl_hsum8_ps(acc[k][c]);                                                \
-    }
+#define FV_T                __m256
+#define FV_W                8
+#define FV_ZERO()           _mm256_setzero_ps()
+#define FV_FMA(acc, w, x)   _mm256_fmadd_ps(w, x, acc)
+#define FV_HSUM(v)          gl_hsum8_ps(v)
+#define FV_LD_F32(p, i)     ld_f32(p, i)
+#define FV_LDP_F32(p, i, m) ldp_f32(p, i, m)
+#define FT_LINKAGE
+#include "arch/float_tmpl.h"
 
 DEF_FTILE(ftile_f32, ld_f32, ldp_f32)
 DEF_FTILE(ftile_f16, ld_f16, ldp_f16)
 DEF_FTILE(ftile_bf16, ld_bf16, ldp_bf16)
 
-#define DEF_FMATMUL(NAME, TILE)                                                                    \
-    GL_DECL_MATMUL_FN(NAME)                                                                        \
-    {                                                                                              \
-        for (int r = r0; r < r1; r += FT_R) {                                                      \
-            const int m = r1 - r < FT_R ? r1 - r : FT_R;                                           \
-            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                            \
-            for (int c0 = 0; c0 < nb; c0 += FT_C) {                                                \
-                const int nc = nb - c0 < FT_C ? nb - c0 : FT_C;                                    \
-                const float *xs[FT_C];                                                             \
-                float out[FT_C][FT_R];                                                             \
-                for (int c = 0; c < nc; c++)                                                       \
-                    xs[c] = (const float *)((const char *)x + (size_t)(c0 + c) * x_stride);        \
-                if (nc == FT_C)                                                                    \
-                    TILE(wt, w_row_bytes, m, xs, out, n, FT_C);                                    \
-                else                                                                               \
-                    TILE(wt, w_row_bytes, m, xs, out, n, 1);                                       \
-                for (int c = 0; c < nc; c++)                                                       \
-                    for (int k = 0; k < m; k++)                                                    \
-                        y[(size_t)(c0 + c) * y_stride + r + k] = out[c][k];                        \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
 DEF_FMATMUL(gl_matmul_f32_avx2, ftile_f32)
 DEF_FMATMUL(gl_matmul_f16_avx2, ftile_f16)
 DEF_FMATMUL(gl_matmul_bf16_avx2, ftile_bf16)
 
-/* scores[j] = (q . k_j) * scale: the dot as in the matmuls, then one
- * multiply, as in generic. */
-#define DEF_SCORES(NAME, TILE)                                                                     \
-    GL_DECL_ATTN_SCORES_FN(NAME)                                                                   \
-    {                                                                                              \
-        const float *xs[FT_C] = { q, q };                                                          \
-        for (int j = 0; j < n_keys; j += FT_R) {                                                   \
-            const int m = n_keys - j < FT_R ? n_keys - j : FT_R;                                   \
-            float out[FT_C][FT_R];                                                                 \
-            TILE((const char *)k + (size_t)j * row_stride, row_stride, m, xs, out, len, 1);        \
-            for (int t = 0; t < m; t++)                                                            \
-                scores[j + t] = out[0][t] * scale;                                                 \
-        }                                                                                          \
-    }
-
-DEF_SCORES(gl_attn_scores_f32_avx2, ftile_f32)
-DEF_SCORES(gl_attn_scores_f16_avx2, ftile_f16)
+DEF_FSCORES(gl_attn_scores_f32_avx2, ftile_f32)
+DEF_FSCORES(gl_attn_scores_f16_avx2, ftile_f16)
 
 /* out[i] += p[j] * v_j[i], rows in order, multiply then add: the same
  * operations per element as generic, so the result is bit-identical. Up to

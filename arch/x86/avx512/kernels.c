@@ -226,14 +226,7 @@ static GL_DECL_MATMUL_FN(matmul_q4_0_x16_vnni);
 #include "arch/x86/avx2/x8_tmpl.h"
 
 /* ---- float products, 16 lanes ------------------------------------------
- * Determinism: lane l accumulates elements i = l (mod 16) in order with one
- * FMA each, the n % 16 tail is one zero-padded chunk, then gl512_hsum_ps.
- * Tiles (4 rows x up to 2 columns) only choose which accumulators share
- * registers, so every output element gets the same sequence for any
- * r0/r1 and nb. */
-#define F5_R 4
-#define F5_C 2
-
+ * arch/float_tmpl.h's, the lanes summed by gl512_hsum_ps. */
 GL_ALWAYS_INLINE __m512 l5_f32(const void *p, int i)
 {
     return _mm512_loadu_ps((const float *)p + i);
@@ -259,89 +252,26 @@ GL_ALWAYS_INLINE __m512 l5p_bf16(const void *p, int i, int m)
     return gl512_cvtbf16_ps(gl512_load_part_u16((const uint16_t *)p + i, m));
 }
 
-#define DEF_F5TILE(NAME, LD, LDP)                                                                  \
-    GL_ALWAYS_INLINE void NAME(const char *w, size_t wrb, int m, const float *const *xs,           \
-                               float out[F5_C][F5_R], int n, const int nc)                         \
-    {                                                                                              \
-        const char *wr[F5_R];                                                                      \
-        for (int k = 0; k < F5_R; k++)                                                             \
-            wr[k] = w + (size_t)(k < m ? k : m - 1) * wrb;                                         \
-        __m512 acc[F5_R][F5_C];                                                                    \
-        for (int k = 0; k < F5_R; k++)                                                             \
-            for (int c = 0; c < nc; c++)                                                           \
-                acc[k][c] = _mm512_setzero_ps();                                                   \
-        int i = 0;                                                                                 \
-        for (; i + 16 <= n; i += 16) {                                                             \
-            __m512 xv[F5_C];                                                                       \
-            for (int c = 0; c < nc; c++)                                                           \
-                xv[c] = _mm512_loadu_ps(xs[c] + i);                                                \
-            for (int k = 0; k < F5_R; k++) {                                                       \
-                const __m512 wv = LD(wr[k], i);                                                    \
-                for (int c = 0; c < nc; c++)                                                       \
-                    acc[k][c] = _mm512_fmadd_ps(wv, xv[c], acc[k][c]);                             \
-            }                                                                                      \
-        }                                                                                          \
-        if (i < n) {                                                                               \
-            __m512 xv[F5_C];                                                                       \
-            for (int c = 0; c < nc; c++)                                                           \
-                xv[c] = gl512_load_part_ps(xs[c] + i, n - i);                                      \
-            for (int k = 0; k < F5_R; k++) {                                                       \
-                const __m512 wv = LDP(wr[k], i, n - i);                                            \
-                for (int c = 0; c < nc; c++)                                                       \
-                    acc[k][c] = _mm512_fmadd_ps(wv, xv[c], acc[k][c]);                             \
-            }                                                                                      \
-        }                                                                                          \
-        for (int k = 0; k < F5_R; k++)                                                             \
-            for (int c = 0; c < nc; c++)                                                           \
-                out[c][k] = gl512_hsum_ps(acc[k][c]);                                              \
-    }
+#define FV_T                __m512
+#define FV_W                16
+#define FV_ZERO()           _mm512_setzero_ps()
+#define FV_FMA(acc, w, x)   _mm512_fmadd_ps(w, x, acc)
+#define FV_HSUM(v)          gl512_hsum_ps(v)
+#define FV_LD_F32(p, i)     l5_f32(p, i)
+#define FV_LDP_F32(p, i, m) l5p_f32(p, i, m)
+#define FT_LINKAGE          static
+#include "arch/float_tmpl.h"
 
-DEF_F5TILE(f5tile_f32, l5_f32, l5p_f32)
-DEF_F5TILE(f5tile_f16, l5_f16, l5p_f16)
-DEF_F5TILE(f5tile_bf16, l5_bf16, l5p_bf16)
+DEF_FTILE(f5tile_f32, l5_f32, l5p_f32)
+DEF_FTILE(f5tile_f16, l5_f16, l5p_f16)
+DEF_FTILE(f5tile_bf16, l5_bf16, l5p_bf16)
 
-#define DEF_F5MATMUL(NAME, TILE)                                                                   \
-    static GL_DECL_MATMUL_FN(NAME)                                                                 \
-    {                                                                                              \
-        for (int r = r0; r < r1; r += F5_R) {                                                      \
-            const int m = r1 - r < F5_R ? r1 - r : F5_R;                                           \
-            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                            \
-            for (int c0 = 0; c0 < nb; c0 += F5_C) {                                                \
-                const int nc = nb - c0 < F5_C ? nb - c0 : F5_C;                                    \
-                const float *xs[F5_C];                                                             \
-                float out[F5_C][F5_R];                                                             \
-                for (int c = 0; c < nc; c++)                                                       \
-                    xs[c] = (const float *)((const char *)x + (size_t)(c0 + c) * x_stride);        \
-                if (nc == F5_C)                                                                    \
-                    TILE(wt, w_row_bytes, m, xs, out, n, F5_C);                                    \
-                else                                                                               \
-                    TILE(wt, w_row_bytes, m, xs, out, n, 1);                                       \
-                for (int c = 0; c < nc; c++)                                                       \
-                    for (int k = 0; k < m; k++)                                                    \
-                        y[(size_t)(c0 + c) * y_stride + r + k] = out[c][k];                        \
-            }                                                                                      \
-        }                                                                                          \
-    }
+DEF_FMATMUL(matmul_f32_512, f5tile_f32)
+DEF_FMATMUL(matmul_f16_512, f5tile_f16)
+DEF_FMATMUL(matmul_bf16_512, f5tile_bf16)
 
-DEF_F5MATMUL(matmul_f32_512, f5tile_f32)
-DEF_F5MATMUL(matmul_f16_512, f5tile_f16)
-DEF_F5MATMUL(matmul_bf16_512, f5tile_bf16)
-
-#define DEF_F5SCORES(NAME, TILE)                                                                   \
-    static GL_DECL_ATTN_SCORES_FN(NAME)                                                            \
-    {                                                                                              \
-        const float *xs[F5_C] = { q, q };                                                          \
-        for (int j = 0; j < n_keys; j += F5_R) {                                                   \
-            const int m = n_keys - j < F5_R ? n_keys - j : F5_R;                                   \
-            float out[F5_C][F5_R];                                                                 \
-            TILE((const char *)k + (size_t)j * row_stride, row_stride, m, xs, out, len, 1);        \
-            for (int t = 0; t < m; t++)                                                            \
-                scores[j + t] = out[0][t] * scale;                                                 \
-        }                                                                                          \
-    }
-
-DEF_F5SCORES(attn_scores_f32_512, f5tile_f32)
-DEF_F5SCORES(attn_scores_f16_512, f5tile_f16)
+DEF_FSCORES(attn_scores_f32_512, f5tile_f32)
+DEF_FSCORES(attn_scores_f16_512, f5tile_f16)
 
 /* ---- grouped-query and Q8_0-cache attention (attention.h) ------------- */
 #include "arch/x86/avx512/attention.h"
