@@ -1,19 +1,11 @@
 /* NEON attention kernels (AArch64 baseline): the grouped-query forms over
  * F32 / F16 / Q8_0 caches, and the single-head Q8_0 ones (the single-head
- * F32 / F16 ones are in float.c).
- *
- * Scores: each dot product takes exactly the operations of float.c's
- * DEF_SCORES (8 lanes as two float32x4, lane l the elements i = l (mod 8)
- * in order with one FMA each, the len % 8 tail one zero-padded chunk,
- * gl_hsum8_f32's order, then * scale), so a group score is bit-identical
- * to the single-head slot's. A tile is R keys x C queries (R C = 8): a key
- * chunk is loaded and converted once for C queries, and the lane sums are
- * reduced four at a time by hsum8x4, gl_hsum8_f32's additions side by side.
- *
- * Accumulation: out[i] += p[j] * v_j[i], rows strictly in order, multiply
- * then add (-ffp-contract=off): bit-identical to generic for any split of
- * rows or heads. 8 elements x up to 8 heads per pass over a block of JB
- * rows, so the block's V rows stay in L1.
+ * F32 / F16 ones are in float.c): arch/attention_tmpl.h with 8 lanes as two
+ * float32x4 and tiles of 8 accumulators, whose lane sums are reduced four at
+ * a time by hsum8x4, gl_hsum8_f32's additions side by side, so a group score
+ * is bit-identical to the single-head slot's. The folder builds with
+ * -ffp-contract=off, so the accumulation's multiply-then-add stays two
+ * roundings as in generic.
  *
  * Q8_0 elements are d * q, exact in float (11 x 8 significant bits). */
 #include <string.h>
@@ -23,7 +15,6 @@
 #include "half.h"
 
 enum { KT_F32, KT_F16, KT_Q8 };
-#define JB 64 /* V rows per block */
 
 typedef struct {
     float32x4_t a, b;
@@ -116,169 +107,48 @@ GL_ALWAYS_INLINE float32x4_t hsum8x4(const v8 *a)
     return vpaddq_f32(vpaddq_f32(s[0], s[1]), vpaddq_f32(s[2], s[3]));
 }
 
-GL_ALWAYS_INLINE void fma8(v8 *acc, v8 k, v8 q)
+GL_ALWAYS_INLINE v8 fma8(v8 acc, v8 k, v8 q)
 {
-    acc->a = vfmaq_f32(acc->a, k.a, q.a);
-    acc->b = vfmaq_f32(acc->b, k.b, q.b);
+    return (v8){ vfmaq_f32(acc.a, k.a, q.a), vfmaq_f32(acc.b, k.b, q.b) };
 }
 
-/* res[r * C + c] = scale * (q_c . key r), R C == 8; keys past m repeat key
- * m - 1 (results unused). */
-GL_ALWAYS_INLINE void scores_tile(const int kt, const int R, const int C, const char *k, size_t rs,
-                                  int m, int e0, const float *const *qs, int len, float scale,
-                                  float *res)
+/* o + p * v, a multiply then an add per lane */
+GL_ALWAYS_INLINE v8 mul_add8(v8 o, float p, v8 v)
 {
-    const char *kr[8];
-    for (int r = 0; r < R; r++)
-        kr[r] = k + (size_t)(r < m ? r : m - 1) * rs;
-    v8 acc[8];
-    for (int t = 0; t < 8; t++)
-        acc[t] = v8_zero();
-    int i = 0;
-    for (; i + 8 <= len; i += 8)
-        for (int r = 0; r < R; r++) {
-            const v8 kv = ld8(kt, kr[r], e0 + i);
-            for (int c = 0; c < C; c++)
-                fma8(&acc[r * C + c], kv, v8_f32(qs[c] + i));
-        }
-    if (i < len)
-        for (int r = 0; r < R; r++) {
-            const v8 kv = ldp8(kt, kr[r], e0 + i, len - i);
-            for (int c = 0; c < C; c++)
-                fma8(&acc[r * C + c], kv, v8_f32p(qs[c] + i, len - i));
-        }
+    const float32x4_t pj = vdupq_n_f32(p);
+    return (v8){ vaddq_f32(o.a, vmulq_f32(pj, v.a)), vaddq_f32(o.b, vmulq_f32(pj, v.b)) };
+}
+
+/* the store of lanes [0, m) only */
+GL_ALWAYS_INLINE void v8_store_p(float *f, int m, v8 x)
+{
+    float t[8];
+    v8_store(t, x);
+    memcpy(f, t, (size_t)m * sizeof(float));
+}
+
+/* res[t] = scale * gl_hsum8_f32(acc[t]), t < 8 */
+GL_ALWAYS_INLINE void tile_out8(const v8 *acc, float *res, float scale)
+{
     const float32x4_t vs = vdupq_n_f32(scale);
     vst1q_f32(res, vmulq_f32(hsum8x4(acc), vs));
     vst1q_f32(res + 4, vmulq_f32(hsum8x4(acc + 4), vs));
 }
 
-GL_ALWAYS_INLINE void scores_rc(const int kt, const int R, const int C, float *scores, size_t ss,
-                                const float *q, size_t qstr, int nq, const void *k, size_t rs,
-                                int nk, int e0, int len, float scale)
-{
-    for (int j = 0; j < nk; j += R) {
-        const int m = nk - j < R ? nk - j : R;
-        for (int h = 0; h < nq; h += C) {
-            const int nc = nq - h < C ? nq - h : C;
-            const float *qs[8];
-            for (int c = 0; c < C; c++)
-                qs[c] = q + (size_t)(h + (c < nc ? c : nc - 1)) * qstr;
-            float res[8];
-            scores_tile(kt, R, C, (const char *)k + (size_t)j * rs, rs, m, e0, qs, len, scale, res);
-            for (int c = 0; c < nc; c++)
-                for (int r = 0; r < m; r++)
-                    scores[(size_t)(h + c) * ss + j + r] = res[r * C + c];
-        }
-    }
-}
-
-GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const float *q, size_t qstr,
-                               int nq, const void *k, size_t rs, int nk, int e0, int len,
-                               float scale)
-{
-    if (nq >= 8)
-        scores_rc(kt, 1, 8, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale);
-    else if (nq >= 4)
-        scores_rc(kt, 2, 4, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale);
-    else if (nq >= 2)
-        scores_rc(kt, 4, 2, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale);
-    else
-        scores_rc(kt, 8, 1, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale);
-}
-
-/* Elements [i, i + m) (m <= 8, FULL: m == 8) of HB heads over nr rows. */
-GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int FULL, float *out, size_t os,
-                                const float *p, size_t ps, const char *v, size_t rs, int nr, int e0,
-                                int i, int m)
-{
-    v8 o[8];
-    for (int h = 0; h < HB; h++)
-        o[h] = FULL ? v8_f32(out + h * os + i) : v8_f32p(out + h * os + i, m);
-    for (int j = 0; j < nr; j++) {
-        const char *vr = v + (size_t)j * rs;
-        const v8 vv = FULL ? ld8(kt, vr, e0 + i) : ldp8(kt, vr, e0 + i, m);
-        for (int h = 0; h < HB; h++) {
-            const float32x4_t pj = vdupq_n_f32(p[h * ps + j]);
-            o[h].a = vaddq_f32(o[h].a, vmulq_f32(pj, vv.a));
-            o[h].b = vaddq_f32(o[h].b, vmulq_f32(pj, vv.b));
-        }
-    }
-    for (int h = 0; h < HB; h++) {
-        if (FULL) {
-            v8_store(out + h * os + i, o[h]);
-        } else {
-            float t[8];
-            v8_store(t, o[h]);
-            memcpy(out + h * os + i, t, (size_t)m * sizeof(float));
-        }
-    }
-}
-
-GL_ALWAYS_INLINE void accum_heads(const int kt, const int FULL, float *out, size_t os,
-                                  const float *p, size_t ps, int nq, const char *v, size_t rs,
-                                  int nr, int e0, int i, int m)
-{
-    int h = 0;
-    for (; h + 8 <= nq; h += 8)
-        accum_blk(kt, 8, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
-    if (nq - h >= 4) {
-        accum_blk(kt, 4, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
-        h += 4;
-    }
-    if (nq - h >= 2) {
-        accum_blk(kt, 2, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
-        h += 2;
-    }
-    if (nq - h >= 1)
-        accum_blk(kt, 1, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
-}
-
-GL_ALWAYS_INLINE void accum_g(const int kt, float *out, size_t os, const float *p, size_t ps,
-                              int nq, const void *v, size_t rs, int nr, int e0, int len)
-{
-    for (int j0 = 0; j0 < nr; j0 += JB) {
-        const int jn = nr - j0 < JB ? nr - j0 : JB;
-        const char *vb = (const char *)v + (size_t)j0 * rs;
-        int i = 0;
-        for (; i + 8 <= len; i += 8)
-            accum_heads(kt, 1, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, 8);
-        if (i < len)
-            accum_heads(kt, 0, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, len - i);
-    }
-}
-
-GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f32_neon)
-{
-    scores_g(KT_F32, scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, 0, len, scale);
-}
-GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f16_neon)
-{
-    scores_g(KT_F16, scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, 0, len, scale);
-}
-GL_DECL_ATTN_SCORES_Q8_G_FN(gl_attn_scores_q8_g_neon)
-{
-    scores_g(KT_Q8, scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, off, len,
-             scale);
-}
-GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f32_neon)
-{
-    accum_g(KT_F32, out, out_stride, p, p_stride, n_q, v, row_stride, n_rows, 0, len);
-}
-GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f16_neon)
-{
-    accum_g(KT_F16, out, out_stride, p, p_stride, n_q, v, row_stride, n_rows, 0, len);
-}
-GL_DECL_ATTN_ACCUM_Q8_G_FN(gl_attn_accum_q8_g_neon)
-{
-    accum_g(KT_Q8, out, out_stride, p, p_stride, n_q, v, row_stride, n_rows, off, len);
-}
-
-/* single-head Q8_0: one query of the group forms */
-GL_DECL_ATTN_SCORES_Q8_FN(gl_attn_scores_q8_neon)
-{
-    scores_g(KT_Q8, scores, 0, q, 0, 1, k, row_stride, n_keys, off, len, scale);
-}
-GL_DECL_ATTN_ACCUM_Q8_FN(gl_attn_accum_q8_neon)
-{
-    accum_g(KT_Q8, out, 0, p, 0, 1, v, row_stride, n_rows, off, len);
-}
+#define AT_T                     v8
+#define AT_W                     8
+#define AT_NT                    8
+#define AT_ZERO()                v8_zero()
+#define AT_FMA(acc, k, q)        fma8(acc, k, q)
+#define AT_MUL_ADD(o, p, v)      mul_add8(o, p, v)
+#define AT_LD_F32(p)             v8_f32(p)
+#define AT_LDP_F32(p, m)         v8_f32p(p, m)
+#define AT_ST_F32(p, v)          v8_store(p, v)
+#define AT_STP_F32(p, m, v)      v8_store_p(p, m, v)
+#define AT_LD(kt, row, e)        ld8(kt, row, e)
+#define AT_LDP(kt, row, e, m)    ldp8(kt, row, e, m)
+#define AT_TILE_OUT(acc, res, s) tile_out8(acc, res, s)
+#define AT_JB                    64
+#define AT_FN(name)              gl_##name##_neon
+#define AT_LINKAGE
+#include "arch/attention_tmpl.h"

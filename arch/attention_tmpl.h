@@ -1,0 +1,191 @@
+/* Template: the grouped-query attention kernels (scores and accumulation
+ * over F32 / F16 / Q8_0 caches) and the single-head Q8_0 ones, for a SIMD
+ * backend whose vector holds AT_W floats. Define before including:
+ *   AT_T                   the vector type (a register, or a struct of them)
+ *   AT_W                   floats per vector
+ *   AT_NT                  accumulators per scores tile (R keys x C queries)
+ *   AT_ZERO()              all lanes zero
+ *   AT_FMA(acc, k, q)      acc + k * q, one fused multiply-add per lane
+ *   AT_MUL_ADD(o, p, v)    o + p * v as a multiply, then an add (p a float)
+ *   AT_LD_F32(p) / AT_LDP_F32(p, m)
+ *                          AT_W floats at p; the first m < AT_W and zeros
+ *                          after, reading only those m
+ *   AT_ST_F32(p, v) / AT_STP_F32(p, m, v)
+ *                          store all lanes; the first m lanes only
+ *   AT_LD(kt, row, e) / AT_LDP(kt, row, e, m)
+ *                          AT_W elements of a cache row from element e
+ *                          (kt: KT_F32, KT_F16, KT_Q8; F32 / F16 rows are
+ *                          at the head, Q8_0 rows at the row start with e
+ *                          including the head's offset), as floats
+ *   AT_TILE_OUT(acc, res, scale)
+ *                          res[t] = scale * (the lane sum of acc[t]) for
+ *                          t < AT_NT, each sum in the order of the
+ *                          backend's single-head float kernels
+ *   AT_JB                  V rows per accumulation block
+ *   AT_FN(name)            a kernel's name, AT_LINKAGE its storage class
+ *
+ * Scores: every dot product takes exactly the operations of the backend's
+ * single-head score kernel (arch/float_tmpl.h: lane l the elements
+ * i = l (mod AT_W) in order with one FMA each, the tail one zero-padded
+ * chunk, the backend's lane sum, then * scale), so a group score is
+ * bit-identical to the single-head slot's. A tile is R keys x C queries
+ * (R C = AT_NT): a key chunk is loaded (and converted) once for C queries.
+ *
+ * Accumulation: out[i] += p[j] * v_j[i], rows strictly in order, multiply
+ * then add (no contraction): the same operations per element as generic,
+ * so bit-identical to it for any split of rows or heads. A V chunk is
+ * loaded once for up to 8 heads; rows go in blocks of AT_JB so a block's V
+ * rows stay in L1 while every chunk of the head passes over them. */
+
+/* res[r * C + c] = scale * (q_c . key r); keys past m repeat key m - 1
+ * (their results are not used). */
+GL_ALWAYS_INLINE void scores_tile(const int kt, const int R, const int C, const char *k, size_t rs,
+                                  int m, int e0, const float *const *qs, int len, float scale,
+                                  float *res)
+{
+    const char *kr[AT_NT];
+    for (int r = 0; r < R; r++)
+        kr[r] = k + (size_t)(r < m ? r : m - 1) * rs;
+    AT_T acc[AT_NT];
+    for (int t = 0; t < AT_NT; t++)
+        acc[t] = AT_ZERO();
+    int i = 0;
+    for (; i + AT_W <= len; i += AT_W)
+        for (int r = 0; r < R; r++) {
+            const AT_T kv = AT_LD(kt, kr[r], e0 + i);
+            for (int c = 0; c < C; c++)
+                acc[r * C + c] = AT_FMA(acc[r * C + c], kv, AT_LD_F32(qs[c] + i));
+        }
+    if (i < len)
+        for (int r = 0; r < R; r++) {
+            const AT_T kv = AT_LDP(kt, kr[r], e0 + i, len - i);
+            for (int c = 0; c < C; c++)
+                acc[r * C + c] = AT_FMA(acc[r * C + c], kv, AT_LDP_F32(qs[c] + i, len - i));
+        }
+    AT_TILE_OUT(acc, res, scale);
+}
+
+GL_ALWAYS_INLINE void scores_rc(const int kt, const int C, float *scores, size_t ss, const float *q,
+                                size_t qstr, int nq, const void *k, size_t rs, int nk, int e0,
+                                int len, float scale)
+{
+    const int R = AT_NT / C;
+    for (int j = 0; j < nk; j += R) {
+        const int m = nk - j < R ? nk - j : R;
+        for (int h = 0; h < nq; h += C) {
+            const int nc = nq - h < C ? nq - h : C;
+            const float *qs[8];
+            for (int c = 0; c < C; c++)
+                qs[c] = q + (size_t)(h + (c < nc ? c : nc - 1)) * qstr;
+            float res[AT_NT];
+            scores_tile(kt, R, C, (const char *)k + (size_t)j * rs, rs, m, e0, qs, len, scale, res);
+            for (int c = 0; c < nc; c++)
+                for (int r = 0; r < m; r++)
+                    scores[(size_t)(h + c) * ss + j + r] = res[r * C + c];
+        }
+    }
+}
+
+GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const float *q, size_t qstr,
+                               int nq, const void *k, size_t rs, int nk, int e0, int len,
+                               float scale)
+{
+    const int C = nq >= 8 ? 8 : nq >= 4 ? 4 : nq >= 2 ? 2 : 1;
+    switch (C) { /* constant tile shapes, so each unrolls */
+    case 8: scores_rc(kt, 8, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale); break;
+    case 4: scores_rc(kt, 4, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale); break;
+    case 2: scores_rc(kt, 2, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale); break;
+    default: scores_rc(kt, 1, scores, ss, q, qstr, nq, k, rs, nk, e0, len, scale); break;
+    }
+}
+
+/* Elements [i, i + m) (m <= AT_W, FULL: m == AT_W) of HB heads over nr rows. */
+GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int FULL, float *out, size_t os,
+                                const float *p, size_t ps, const char *v, size_t rs, int nr, int e0,
+                                int i, int m)
+{
+    AT_T o[8];
+    for (int h = 0; h < HB; h++)
+        o[h] = FULL ? AT_LD_F32(out + h * os + i) : AT_LDP_F32(out + h * os + i, m);
+    for (int j = 0; j < nr; j++) {
+        const char *vr = v + (size_t)j * rs;
+        const AT_T vv = FULL ? AT_LD(kt, vr, e0 + i) : AT_LDP(kt, vr, e0 + i, m);
+        for (int h = 0; h < HB; h++)
+            o[h] = AT_MUL_ADD(o[h], p[h * ps + j], vv);
+    }
+    for (int h = 0; h < HB; h++) {
+        if (FULL)
+            AT_ST_F32(out + h * os + i, o[h]);
+        else
+            AT_STP_F32(out + h * os + i, m, o[h]);
+    }
+}
+
+GL_ALWAYS_INLINE void accum_heads(const int kt, const int FULL, float *out, size_t os,
+                                  const float *p, size_t ps, int nq, const char *v, size_t rs,
+                                  int nr, int e0, int i, int m)
+{
+    int h = 0;
+    for (; h + 8 <= nq; h += 8)
+        accum_blk(kt, 8, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+    if (nq - h >= 4) {
+        accum_blk(kt, 4, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+        h += 4;
+    }
+    if (nq - h >= 2) {
+        accum_blk(kt, 2, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+        h += 2;
+    }
+    if (nq - h >= 1)
+        accum_blk(kt, 1, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+}
+
+GL_ALWAYS_INLINE void accum_g(const int kt, float *out, size_t os, const float *p, size_t ps,
+                              int nq, const void *v, size_t rs, int nr, int e0, int len)
+{
+    for (int j0 = 0; j0 < nr; j0 += AT_JB) {
+        const int jn = nr - j0 < AT_JB ? nr - j0 : AT_JB;
+        const char *vb = (const char *)v + (size_t)j0 * rs;
+        int i = 0;
+        for (; i + AT_W <= len; i += AT_W)
+            accum_heads(kt, 1, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, AT_W);
+        if (i < len)
+            accum_heads(kt, 0, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, len - i);
+    }
+}
+
+AT_LINKAGE GL_DECL_ATTN_SCORES_G_FN(AT_FN(attn_scores_g_f32))
+{
+    scores_g(KT_F32, scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, 0, len, scale);
+}
+AT_LINKAGE GL_DECL_ATTN_SCORES_G_FN(AT_FN(attn_scores_g_f16))
+{
+    scores_g(KT_F16, scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, 0, len, scale);
+}
+AT_LINKAGE GL_DECL_ATTN_SCORES_Q8_G_FN(AT_FN(attn_scores_q8_g))
+{
+    scores_g(KT_Q8, scores, scores_stride, q, q_stride, n_q, k, row_stride, n_keys, off, len,
+             scale);
+}
+AT_LINKAGE GL_DECL_ATTN_ACCUM_G_FN(AT_FN(attn_accum_g_f32))
+{
+    accum_g(KT_F32, out, out_stride, p, p_stride, n_q, v, row_stride, n_rows, 0, len);
+}
+AT_LINKAGE GL_DECL_ATTN_ACCUM_G_FN(AT_FN(attn_accum_g_f16))
+{
+    accum_g(KT_F16, out, out_stride, p, p_stride, n_q, v, row_stride, n_rows, 0, len);
+}
+AT_LINKAGE GL_DECL_ATTN_ACCUM_Q8_G_FN(AT_FN(attn_accum_q8_g))
+{
+    accum_g(KT_Q8, out, out_stride, p, p_stride, n_q, v, row_stride, n_rows, off, len);
+}
+
+/* single-head Q8_0: one query of the group forms */
+AT_LINKAGE GL_DECL_ATTN_SCORES_Q8_FN(AT_FN(attn_scores_q8))
+{
+    scores_g(KT_Q8, scores, 0, q, 0, 1, k, row_stride, n_keys, off, len, scale);
+}
+AT_LINKAGE GL_DECL_ATTN_ACCUM_Q8_FN(AT_FN(attn_accum_q8))
+{
+    accum_g(KT_Q8, out, 0, p, 0, 1, v, row_stride, n_rows, off, len);
+}
