@@ -40,6 +40,18 @@ enum { ROW_GRAIN = 16 };
 static_assert(ROW_GRAIN % GL_X8_ROWS == 0 && ROW_GRAIN % GL_X16_ROWS == 0,
               "thread splits keep repacked row groups whole");
 
+static int units_of(const gl_weight *w)
+{
+    return (w->n_out + ROW_GRAIN - 1) / ROW_GRAIN;
+}
+
+/* Rows [*r0, *r1) of w in units [u0, u1), w's units counted from `first`. */
+static void unit_rows(const gl_weight *w, int first, int u0, int u1, int *r0, int *r1)
+{
+    *r0 = (u0 - first) * ROW_GRAIN;
+    *r1 = (u1 - first) * ROW_GRAIN < w->n_out ? (u1 - first) * ROW_GRAIN : w->n_out;
+}
+
 /* Scheduling: every thread owns a contiguous share of the rows (one long
  * stream for the prefetchers) and claims it piece by piece from the front;
  * a thread that runs out takes the back half of what another has left
@@ -84,8 +96,8 @@ static void mm_units(const mm_task *t, int u0, int u1)
         const int e = u1 < t->unit_end[j] ? u1 : t->unit_end[j];
         const mm_job *jb = &t->jobs[j];
         const gl_weight *w = jb->w;
-        const int r0 = (u0 - first) * ROW_GRAIN;
-        const int r1 = (e - first) * ROW_GRAIN < w->n_out ? (e - first) * ROW_GRAIN : w->n_out;
+        int r0, r1;
+        unit_rows(w, first, u0, e, &r0, &r1);
         if (w->layout != GL_LAYOUT_PLAIN) /* repacked at load: groups of 8 or 16 rows */
             t->k->matmul_packed[w->layout](w->data, w->group_bytes, jb->x, jb->x_stride, jb->y,
                                            jb->y_stride, w->n_in, r0, r1, jb->nb);
@@ -153,7 +165,7 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
     for (int j = 0; j < t.n_jobs; j++) {
         const int rows = t.jobs[j].w->n_out;
         work += (double)t.jobs[j].w->n_in * rows * nb;
-        t.unit_end[j] = (j ? t.unit_end[j - 1] : 0) + (rows + ROW_GRAIN - 1) / ROW_GRAIN;
+        t.unit_end[j] = (j ? t.unit_end[j - 1] : 0) + units_of(t.jobs[j].w);
     }
     const int nth = gl_threadpool_size(c->pool), units = t.unit_end[t.n_jobs - 1];
     t.ranges = c->mm_ranges;
@@ -180,7 +192,7 @@ void gl_matmul_next(gl_ctx *c, const gl_weight *w0, const gl_weight *w1, const g
     const gl_weight *ws[3] = { w0, w1, w2 };
     int units = 0;
     for (int j = 0; j < 3; j++)
-        units += ws[j] ? (ws[j]->n_out + ROW_GRAIN - 1) / ROW_GRAIN : 0;
+        units += ws[j] ? units_of(ws[j]) : 0;
     const int nth = gl_threadpool_size(c->pool);
     for (int i = 0; i < nth; i++) {
         int u0, u1; /* the share gl_matmul3 will give thread i first */
@@ -190,13 +202,12 @@ void gl_matmul_next(gl_ctx *c, const gl_weight *w0, const gl_weight *w1, const g
         for (int j = 0, first = 0; j < 3 && !p && u0 < u1; j++) {
             if (!ws[j])
                 continue;
-            const int ju = (ws[j]->n_out + ROW_GRAIN - 1) / ROW_GRAIN;
+            const int ju = units_of(ws[j]);
             if (u0 < first + ju) {
                 /* rows [r0, r1) of this matrix; in every layout rows that
                  * start a group sit r * row_bytes from its start */
-                const int r0 = (u0 - first) * ROW_GRAIN;
-                const int r1 = (u1 - first) * ROW_GRAIN < ws[j]->n_out ? (u1 - first) * ROW_GRAIN
-                                                                       : ws[j]->n_out;
+                int r0, r1;
+                unit_rows(ws[j], first, u0, u1, &r0, &r1);
                 p = (const char *)ws[j]->data + (size_t)r0 * ws[j]->row_bytes;
                 len = (size_t)(r1 - r0) * ws[j]->row_bytes;
                 len = len < IDLE_PREFETCH_MAX ? len : IDLE_PREFETCH_MAX;
