@@ -40,6 +40,14 @@ enum gguf_ttype {
     GGUF_T_Q5_1 = 7,
     GGUF_T_Q8_0 = 8,
     GGUF_T_Q8_1 = 9,
+    GGUF_T_Q2_K = 10,
+    GGUF_T_Q3_K = 11,
+    GGUF_T_Q4_K = 12,
+    GGUF_T_Q5_K = 13,
+    GGUF_T_Q6_K = 14,
+    GGUF_T_Q8_K = 15,
+    GGUF_T_IQ4_NL = 20,
+    GGUF_T_IQ4_XS = 23,
     GGUF_T_BF16 = 30,
     GGUF_T_COUNT = 40
 };

@@ -35,14 +35,57 @@
 #define GL_DECL_QUANTIZE_FN(name) void name(const float *x, void *y, int n)
 typedef GL_DECL_QUANTIZE_FN((*gl_quantize_fn));
 
+/* Activation formats (src/quant.h): what a matrix product's input is
+ * quantized to, per weight type (gl_kernels.act_type). Each has a quantize
+ * slot (quantize_act[]) specified exactly as quantize_q8_0 above, so every
+ * backend's quantized activations are byte-identical:
+ *   F32   float weights (F32, F16, BF16) take float activations as they are.
+ *   Q8_0  quantize_q8_0 above.
+ *   Q8_1  Q8_0 rounding (d half, q = nearbyint(x * 127 / amax)) plus
+ *         s = the integer sum of the block's 32 quants.
+ *   Q8_K  blocks of 256: amax over the block, d = amax / 127 kept as float,
+ *         id = 127 / amax (0 when amax == 0 or it overflows), q =
+ *         nearbyint(x * id), non-finite products -> 0; bsums[j] = the sum
+ *         of quants 16 j .. 16 j + 15.
+ * All quants are in [-127, 127]. */
+enum gl_act { GL_ACT_F32 = 0, GL_ACT_Q8_0, GL_ACT_Q8_1, GL_ACT_Q8_K, GL_ACT_COUNT };
+
+/* Bytes of one activation row of n elements (n a multiple of the format's block). */
+static inline size_t gl_act_row_bytes(int act, int n)
+{
+    switch (act) {
+    case GL_ACT_Q8_0: return (size_t)n / QK8_0 * sizeof(block_q8_0);
+    case GL_ACT_Q8_1: return (size_t)n / QK8_0 * sizeof(block_q8_1);
+    case GL_ACT_Q8_K: return (size_t)n / QK_K * sizeof(block_q8_K);
+    default: return (size_t)n * sizeof(float);
+    }
+}
+
 /* Matrix product over packed weights, rows [r0, r1) of W:
  *   y[b * y_stride + r] = dot(W row r, activation b)  for b in [0, nb)
  * W rows are w_row_bytes apart. The activation is in the weight type's
- * activation format (see gl_kernels.act_type): Q8_0 blocks for quantized
- * weights, float for float weights; activation b starts at
- * (const char *)x + b * x_stride. Q8_0 activations come from quantize_q8_0,
- * so their quants are in [-127, 127] (kernels may rely on it: -128 never
- * needs negating); weight quants may be any int8. */
+ * activation format (gl_kernels.act_type, above); activation b starts at
+ * (const char *)x + b * x_stride. Activation quants are in [-127, 127]
+ * (kernels may rely on it: -128 never needs negating); weight quants may be
+ * any value their format encodes.
+ *
+ * The float arithmetic of quantized products is specified exactly, so SIMD
+ * kernels can be bit-identical to generic (arch/generic/matmul*.c): a row's
+ * sum starts at 0.0f and takes one float update per weight block, in block
+ * order; inside a block everything is exact integer arithmetic. With dw,
+ * mw (weight scale and min, half -> float), dx (activation scale), isum the
+ * integer dot product of the block's quants:
+ *   Q4_0, Q8_0, Q5_0, IQ4_NL (act Q8_0):  sum += (float)isum * (dw * dx)
+ *      (Q5_0's quants are q - 16; IQ4_NL's are gl_iq4nl_values[q])
+ *   Q4_1, Q5_1 (act Q8_1): sum += (float)isum * (dw * dx) + (float)s * (mw * dx)
+ *   Q4_K, Q5_K (act Q8_K): isum = sum_j sc_j * isum_j over the 8 sub-blocks,
+ *      imin = sum_j m_j * (bsums[2 j] + bsums[2 j + 1]);
+ *      sum += (float)isum * (dx * dw) - (float)imin * (dx * dmin)
+ *   Q2_K: isum = sum_j (scales[j] & 15) * isum_j, imin = sum_j (scales[j] >> 4)
+ *      * bsums[j] over 16 sub-blocks; the update as for Q4_K
+ *   Q3_K, Q6_K (signed quants, signed scales), IQ4_XS (scale ls - 32):
+ *      isum = sum_j scale_j * isum_j; sum += (float)isum * (dx * dw)
+ * (each parenthesis one rounding; no fused multiply-add.) */
 #define GL_DECL_MATMUL_FN(name)                                                                    \
     void name(const void *w, size_t w_row_bytes, const void *x, size_t x_stride, float *y,         \
               size_t y_stride, int n, int r0, int r1, int nb)
@@ -187,7 +230,8 @@ typedef struct gl_kernels {
     gl_quantize_fn quantize_q8_0;
     gl_matmul_fn matmul[GGUF_T_COUNT]; /* NULL: type not supported     */
     gl_dequant_fn dequant[GGUF_T_COUNT];
-    uint8_t act_type[GGUF_T_COUNT]; /* GGUF_T_F32 or GGUF_T_Q8_0    */
+    uint8_t act_type[GGUF_T_COUNT];          /* enum gl_act, per weight type */
+    gl_quantize_fn quantize_act[GL_ACT_COUNT]; /* NULL for GL_ACT_F32      */
     /* The repacked layouts' one definition (generic's, ISA-neutral): which
      * GGUF type, how many rows a group holds, and the byte shuffles to and
      * from plain rows (unpack: tests and rare row access only). */

@@ -38,6 +38,143 @@ typedef struct GL_PACKED block_q4_0 {
 static_assert(sizeof(block_q8_0) == 34, "block_q8_0 must match GGUF");
 static_assert(sizeof(block_q4_0) == 18, "block_q4_0 must match GGUF");
 
+/* 32 nibbles with scale and offset: x = d * q + m (q = 0..15, same nibble
+ * order as Q4_0). */
+typedef struct GL_PACKED block_q4_1 {
+    uint16_t d, m;
+    uint8_t qs[QK4_0 / 2];
+} block_q4_1;
+
+/* 5-bit quants: the low 4 bits as Q4_0's nibbles, bit 4 of element j in
+ * bit j of qh (little-endian uint32). Q5_0: x = d * (q - 16); Q5_1:
+ * x = d * q + m. */
+typedef struct GL_PACKED block_q5_0 {
+    uint16_t d;
+    uint8_t qh[4];
+    uint8_t qs[QK4_0 / 2];
+} block_q5_0;
+
+typedef struct GL_PACKED block_q5_1 {
+    uint16_t d, m;
+    uint8_t qh[4];
+    uint8_t qs[QK4_0 / 2];
+} block_q5_1;
+
+/* IQ4_NL: Q4_0's nibbles index a non-linear table: x = d * gl_iq4nl_values[q]. */
+typedef struct GL_PACKED block_iq4_nl {
+    uint16_t d;
+    uint8_t qs[QK4_0 / 2];
+} block_iq4_nl;
+
+static const int8_t gl_iq4nl_values[16] = { -127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113 };
+
+/* ---- K-quants: super-blocks of 256 values (ggml-common.h) -------------- */
+#define QK_K 256
+#define K_SCALE_SIZE 12
+
+/* 16 sub-blocks of 16, 2-bit quants. scales[j]: low nibble the scale, high
+ * nibble the min of sub-block j. x = d * (scales[j] & 15) * q - dmin *
+ * (scales[j] >> 4). Quant l of 128-value half h, lane group s: qs[32 h + l %
+ * 32] >> (2 * (l / 32)) & 3, element 128 h + l (l = 0..127). */
+typedef struct GL_PACKED block_q2_K {
+    uint8_t scales[QK_K / 16];
+    uint8_t qs[QK_K / 4];
+    uint16_t d, dmin;
+} block_q2_K;
+
+/* 16 sub-blocks of 16, 3-bit quants: 2 low bits as in Q2_K, the third bit
+ * in hmask (element 128 h + 32 s + l: bit (4 h + s) of hmask[l]); q =
+ * low2 - (bit ? 0 : 4), so -4..3. 16 six-bit scales packed in 12 bytes,
+ * stored + 32. x = d * (scale - 32) * q. */
+typedef struct GL_PACKED block_q3_K {
+    uint8_t hmask[QK_K / 8];
+    uint8_t qs[QK_K / 4];
+    uint8_t scales[12];
+    uint16_t d;
+} block_q3_K;
+
+/* 8 sub-blocks of 32, 4-bit quants; 6-bit scale and min per sub-block
+ * packed in 12 bytes (gl_k4_scale_min). Element 64 i + l (l < 32): low
+ * nibble of qs[32 i + l]; element 64 i + 32 + l: its high nibble.
+ * x = d * sc * q - dmin * m. */
+typedef struct GL_PACKED block_q4_K {
+    uint16_t d, dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qs[QK_K / 2];
+} block_q4_K;
+
+/* Q4_K plus a fifth bit: element 64 i + l has bit 2 i of qh[l], element
+ * 64 i + 32 + l bit 2 i + 1. q = 0..31. */
+typedef struct GL_PACKED block_q5_K {
+    uint16_t d, dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qh[QK_K / 8];
+    uint8_t qs[QK_K / 2];
+} block_q5_K;
+
+/* 16 sub-blocks of 16, 6-bit quants, signed 8-bit scales. In each half
+ * h (128 values) element 128 h + 32 s + l (s = 0..3, l = 0..31) has low
+ * 4 bits from ql[64 h + l + 32 (s & 1)] (low nibble for s < 2, high for
+ * s >= 2) and high 2 bits (qh[32 h + l] >> 2 s) & 3; q = that - 32.
+ * x = d * scales[e / 16] * q. */
+typedef struct GL_PACKED block_q6_K {
+    uint8_t ql[QK_K / 2];
+    uint8_t qh[QK_K / 4];
+    int8_t scales[QK_K / 16];
+    uint16_t d;
+} block_q6_K;
+
+/* IQ4_XS: 8 sub-blocks of 32 as IQ4_NL's table indices (nibble order as
+ * Q4_0 within each sub-block: qs[16 j + l] low = element 32 j + l, high =
+ * 32 j + 16 + l), 6-bit scales: low 4 bits in scales_l (nibble j of the
+ * array), high 2 in bits 2 j of scales_h; x = d * (ls - 32) * value. */
+typedef struct GL_PACKED block_iq4_xs {
+    uint16_t d;
+    uint16_t scales_h;
+    uint8_t scales_l[QK_K / 64];
+    uint8_t qs[QK_K / 2];
+} block_iq4_xs;
+
+/* Scale j and min j (j = 0..7) of a Q4_K / Q5_K super-block: 6 bits each. */
+static inline void gl_k4_scale_min(int j, const uint8_t *q, uint8_t *sc, uint8_t *m)
+{
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+/* ---- activation formats (genloop's own, never stored in files) ---------
+ * Q8_1: Q8_0 plus s, the integer sum of the 32 quants (for weights with an
+ * offset, Q4_1 / Q5_1: sum_j (d q_j + m) x_j = ... + m dx s). Not ggml's
+ * Q8_1, whose s is d * sum in half precision.
+ * Q8_K: 256 quants with a float scale and the sums of each 16 quants (the
+ * K-quants' mins and offsets need them). */
+typedef struct GL_PACKED block_q8_1 {
+    uint16_t d;
+    int16_t s;
+    int8_t qs[QK8_0];
+} block_q8_1;
+
+typedef struct GL_PACKED block_q8_K {
+    float d;
+    int8_t qs[QK_K];
+    int16_t bsums[QK_K / 16];
+} block_q8_K;
+
+static_assert(sizeof(block_q4_1) == 20 && sizeof(block_q5_0) == 22 && sizeof(block_q5_1) == 24 &&
+                  sizeof(block_iq4_nl) == 18,
+              "legacy blocks must match GGUF");
+static_assert(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110 &&
+                  sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176 &&
+                  sizeof(block_q6_K) == 210 && sizeof(block_iq4_xs) == 136,
+              "K-quant blocks must match GGUF");
+static_assert(sizeof(block_q8_1) == 36 && sizeof(block_q8_K) == 292, "activation blocks");
+
 /* ---- Row-interleaved ("x8") layouts, made at load time (src/repack.c).
  *
  * ISA-neutral: arch/generic implements them (repack, unpack, matmul) and
