@@ -638,6 +638,8 @@ int main(int argc, char **argv)
         return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "batch"))
         return cmd_batch(argc - 2, argv + 2);
+    if (!strcmp(cmd, "perplexity"))
+        return cmd_perplexity(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage_text, stdout);
         return 0;
