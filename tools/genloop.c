@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "genloop.h"
+#include "latency_plot.h"
 
 static const char usage_text[] =
     "usage: genloop <command> [options]\n"
@@ -14,7 +15,7 @@ static const char usage_text[] =
     "  run       -m MODEL -p PROMPT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
     "            [--repeat-penalty R] [--repeat-last-n N] [--seed S] [-t THREADS] [-c CTX]\n"
     "            [--keep N] [--no-ring] [--context-policy ring|crop] [--no-echo] [--json]\n"
-    "            [--backend NAME]\n"
+    "            [--backend NAME] [--latency-plot FILE.svg]\n"
     "  tokenize  -m MODEL [--no-bos] [-p TEXT]   (text from stdin when -p is absent)\n"
     "  eval      -m MODEL --ids \"1 2 3\" --logits-out FILE [-t THREADS] [-c CTX] [--keep N]\n"
     "  info      [MODEL] [--backend NAME]\n"
@@ -27,7 +28,7 @@ static const char usage_text[] =
 
 /* Options shared by the commands; each command accepts its own subset. */
 typedef struct opts {
-    const char *model, *prompt, *ids, *logits_out, *backend;
+    const char *model, *prompt, *ids, *logits_out, *backend, *latency_plot;
     bool have_prompt, no_bos, json, no_ring, no_echo, have_seed;
     long long n_predict, threads, n_ctx, keep, repeat_last_n;
     double temp, top_k, top_p, min_p, repeat_penalty;
@@ -142,6 +143,9 @@ static int parse(int argc, char **argv, const char *cmd, int mask, opts *o, cons
                 o->context_policy = GL_CTX_POLICY_AUTO;
             else
                 return usage_error(cmd, "--context-policy expects ring or crop, got '%s'", v);
+        } else if (!strcmp(a, "--latency-plot")) {
+            TAKES_VALUE(F_RUN);
+            o->latency_plot = v;
         } else if (!strcmp(a, "--ids")) {
             TAKES_VALUE(F_EVAL);
             o->ids = v;
@@ -230,11 +234,69 @@ typedef struct run_state {
     bool warned;
     char *text; /* accumulated output for --json */
     size_t len, cap;
+    /* --latency-plot: time between consecutive tokens, as the user sees them */
+    bool record;
+    double t_last;
+    double *lat;
+    int n_lat, cap_lat;
 } run_state;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Records the time since the previous token (the first token has none: its
+ * wait is the prefill). Stops recording, not generating, past 2^22 tokens. */
+static void record_latency(run_state *rs)
+{
+    const double t = mono_s();
+    if (rs->t_last > 0 && rs->n_lat < (1 << 22)) {
+        if (rs->n_lat == rs->cap_lat) {
+            const int nc = rs->cap_lat ? rs->cap_lat * 2 : 1024;
+            double *nl = realloc(rs->lat, (size_t)nc * sizeof *nl);
+            if (!nl) {
+                rs->record = false;
+                return;
+            }
+            rs->lat = nl;
+            rs->cap_lat = nc;
+        }
+        rs->lat[rs->n_lat++] = (t - rs->t_last) * 1e3;
+    }
+    rs->t_last = t;
+}
+
+static int cmp_ms(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* p50/p90/p99 (nearest rank) of the recorded latencies. */
+static void latency_pcts(const run_state *rs, double out[3])
+{
+    out[0] = out[1] = out[2] = 0;
+    double *v = malloc((size_t)(rs->n_lat ? rs->n_lat : 1) * sizeof *v);
+    if (!v || !rs->n_lat) {
+        free(v);
+        return;
+    }
+    memcpy(v, rs->lat, (size_t)rs->n_lat * sizeof *v);
+    qsort(v, (size_t)rs->n_lat, sizeof *v, cmp_ms);
+    const double p[3] = { 50, 90, 99 };
+    for (int i = 0; i < 3; i++)
+        out[i] = v[(int)(p[i] / 100.0 * (rs->n_lat - 1) + 0.5)];
+    free(v);
+}
 
 static bool on_token(void *user, int32_t id, const char *text, size_t len)
 {
     run_state *rs = user;
+    if (id >= 0 && rs->record)
+        record_latency(rs);
     if (id >= 0 && ++rs->n_pos > rs->n_train && !rs->warned && rs->n_train > 0) {
         rs->warned = true;
         fprintf(stderr,
@@ -276,7 +338,7 @@ static int cmd_run(int argc, char **argv)
     gl_model *m = NULL;
     gl_ctx *c = NULL;
     int32_t *prompt = NULL, *out = NULL;
-    run_state rs = { .stream = !o.json };
+    run_state rs = { .stream = !o.json, .record = o.latency_plot != NULL };
     if ((rc = load_model(&o, false, &m)))
         goto done;
     gl_error err;
@@ -358,6 +420,19 @@ static int cmd_run(int argc, char **argv)
         rc = EXIT_RUNTIME;
         goto done;
     }
+    double pcts[3];
+    latency_pcts(&rs, pcts);
+    if (o.latency_plot) {
+        const char *base = strrchr(o.model, '/');
+        const lp_series ser = {
+            base ? base + 1 : o.model, rs.lat, rs.n_lat, pcts[0], pcts[1], pcts[2]
+        };
+        if (latency_plot_write(o.latency_plot, "genloop run: time between generated tokens", &ser,
+                               1, NULL, 0, NULL, 0)) {
+            cli_error("cannot write the latency plot '%s'", o.latency_plot);
+            rc = EXIT_RUNTIME;
+        }
+    }
     const double dec_tok_s = res.decode_ms > 0 ? res.n_generated / (res.decode_ms / 1e3) : 0;
     const double pre_tok_s = res.prefill_ms > 0 ? n / (res.prefill_ms / 1e3) : 0;
     if (o.json) {
@@ -371,9 +446,18 @@ static int cmd_run(int argc, char **argv)
         printf("], \"text\": ");
         json_write_str(stdout, rs.text ? rs.text : "", rs.len);
         printf(", \"stop\": \"%s\", \"seed\": %llu, \"timings\": {\"prefill_ms\": %.3f, "
-               "\"decode_ms\": %.3f, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f}}\n",
+               "\"decode_ms\": %.3f, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f",
                gl_stop_reason_name(res.stop), (unsigned long long)gp.sampling.seed, res.prefill_ms,
                res.decode_ms, pre_tok_s, dec_tok_s);
+        if (o.latency_plot) {
+            printf(", \"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f}, "
+                   "\"latency_series_ms\": [",
+                   pcts[0], pcts[1], pcts[2]);
+            for (int i = 0; i < rs.n_lat; i++)
+                printf("%s%.4f", i ? ", " : "", rs.lat[i]);
+            printf("]");
+        }
+        printf("}}\n");
     } else {
         fputc('\n', stdout);
     }
@@ -384,6 +468,7 @@ static int cmd_run(int argc, char **argv)
             n, pre_tok_s, res.n_generated, dec_tok_s, gl_stop_reason_name(res.stop),
             (unsigned long long)gp.sampling.seed);
 done:
+    free(rs.lat);
     free(rs.text);
     free(out);
     free(prompt);
