@@ -1,5 +1,5 @@
 /* genloop: the command-line program. Subcommands: run, tokenize, eval,
- * info. Exit status: 0 ok, 1 runtime error, 2 usage error. */
+ * info, synth, bench, batch, perplexity. Exit status: 0 ok, 1 runtime error, 2 usage error. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,9 +20,12 @@ static const char usage_text[] =
     "  eval      -m MODEL --ids \"1 2 3\" --logits-out FILE [-t THREADS] [-c CTX] [--keep N]\n"
     "  info      [MODEL] [--backend NAME]\n"
     "  synth     --shape NAME --type q4_0|q8_0|f16|f32 -o FILE.gguf   (synthetic model)\n"
-    "  bench     -m MODEL [-p 128] [-n 64] [-t N] [-r REPS] [--json]\n"
+    "  bench     -m MODEL [-p 128[,..]] [-n 64[,..]] [-t N[,..]] [--batch B[,..]] [-r REPS]\n"
+    "            [-o md|csv|json|jsonl] [--json] [--plot FILE.svg]   (sweeps: lists)\n"
     "  batch     -m MODEL --input prompts.jsonl [--output out.jsonl] [--max-batch B]\n"
     "            [-t THREADS] [-c CTX]   (continuous batching)\n"
+    "  perplexity -m MODEL -f TEXT [-c CTX] [-b BATCH] [-t N] [--chunks N] [--json]\n"
+    "            [--kl-divergence-base FILE | --kl-divergence FILE]\n"
     "\n"
     "Run 'genloop <command> --help' for details.\n";
 
