@@ -135,7 +135,7 @@ static bool parse_list(const char *flag, const char *s, long long lo, long long 
             return false;
         out->n++;
     }
-    if (!out->n || s[0] == ',' || s[strlen(s) - 1] == ',') {
+    if (!out->n || s[0] == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,")) {
         cli_error("%s expects a comma-separated list of numbers, got '%s'", flag, s);
         return false;
     }

@@ -82,15 +82,18 @@ void ts_close(text_stream *ts)
     memset(ts, 0, sizeof *ts);
 }
 
-/* Where to cut the buffer: after a line break followed by a non-space,
- * else before a space that follows a non-space; 0 when neither exists. */
+/* Where to cut the buffer: before a space that sits between two
+ * non-spaces (a word boundary), else after a line break that does; 0 when
+ * neither exists. Runs of white space are never cut: byte-level BPE
+ * pre-tokenizers split a run differently when it ends the text (GPT-2's
+ * \s+(?!\S) takes "\n\n" whole there, but "\n" + "\n" before a letter). */
 static size_t find_cut(const char *b, size_t len)
 {
-    for (size_t i = len - 1; i > 0; i--)
-        if (b[i - 1] == '\n' && !is_space(b[i]))
+    for (size_t i = len - 2; i > 0 && len >= 3; i--)
+        if (b[i] == ' ' && !is_space(b[i - 1]) && !is_space(b[i + 1]))
             return i;
-    for (size_t i = len - 1; i > 0; i--)
-        if (b[i] == ' ' && !is_space(b[i - 1]))
+    for (size_t i = len - 1; i > 1; i--)
+        if (b[i - 1] == '\n' && !is_space(b[i - 2]) && !is_space(b[i]))
             return i;
     return 0;
 }

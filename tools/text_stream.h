@@ -3,15 +3,16 @@
  * the file size.
  *
  * Cutting text and tokenizing the pieces separately gives the tokens of
- * the whole text only when no token can straddle a cut. Pieces are cut
- * right after a line break whose next byte is not white space: there the
- * byte-level BPE pre-tokenizers (GPT-2, Llama 3 and kin) always end a
- * pre-token, and SentencePiece vocabularies hold no piece that spans a
- * line break and the letter after it. The piece after a cut is tokenized
- * without BOS and without SentencePiece's space prefix
- * (gl_tokenizer_encode_more). A line longer than the piece size is cut
- * before a space instead (a word boundary), and only a piece with no
- * space at all makes the buffer grow (up to TS_MAX_PIECE). Every piece is
+ * the whole text only when no token or pre-token can straddle a cut, and
+ * when the tokenizer sees the same thing on both sides of it. Pieces are
+ * cut before a space that sits between two non-spaces (a word boundary):
+ * there the byte-level BPE pre-tokenizers (GPT-2, Llama 3 and kin) always
+ * start a pre-token (" word"), and SentencePiece vocabularies hold no piece
+ * that ends in a letter and goes on with a space. Runs of white space are
+ * never cut (see find_cut). The piece after a cut is tokenized without BOS
+ * and without SentencePiece's space prefix (gl_tokenizer_encode_more). Text
+ * with no spaces is cut after a single line break between non-spaces; text
+ * with neither makes the buffer grow (up to TS_MAX_PIECE). Every piece is
  * checked to be valid UTF-8, with the byte offset of the first bad byte in
  * the error. */
 #ifndef GENLOOP_TOOLS_TEXT_STREAM_H
