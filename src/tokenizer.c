@@ -713,8 +713,8 @@ done:
     return st;
 }
 
-static int encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos,
-                  bool continues, int32_t *out, int cap, gl_error *err)
+static int encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos, bool continues,
+                  int32_t *out, int cap, gl_error *err)
 {
     /* Escaping can triple the text; ids and symbol indices are int. */
     const size_t max_len = ((size_t)INT_MAX - 16) / 3;
@@ -735,7 +735,9 @@ static int encode(const gl_tokenizer *t, const char *text, size_t len, bool add_
         return s.n;
     gl_status st = GL_OK;
     switch (t->kind) {
-    case VOCAB_SPM: st = spm_encode(t, text, len, t->add_space_prefix && !continues, &s, err); break;
+    case VOCAB_SPM:
+        st = spm_encode(t, text, len, t->add_space_prefix && !continues, &s, err);
+        break;
     case VOCAB_BPE: st = gl_bpe_encode(t->bpe, text, len, &s, err); break;
     }
     return st ? -1 : s.n;
