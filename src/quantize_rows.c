@@ -23,6 +23,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "gguf.h"
@@ -866,6 +867,50 @@ bool gl_dequantize_row(uint32_t type, const void *src, float *y, int64_t n)
         }
         break;
     default: dequant_blocks(type, s, y, n / be); break;
+    }
+    return true;
+}
+
+typedef struct rows_job {
+    uint32_t type;
+    const float *x;
+    uint8_t *dst;
+    int64_t r0, r1, n;
+    size_t row_bytes;
+} rows_job;
+
+static void *rows_worker(void *arg)
+{
+    const rows_job *j = arg;
+    for (int64_t r = j->r0; r < j->r1; r++)
+        gl_quantize_row(j->type, j->x + r * j->n, j->dst + (size_t)r * j->row_bytes, j->n);
+    return NULL;
+}
+
+bool gl_quantize_rows(uint32_t type, const float *x, void *dst, int64_t nrows, int64_t n,
+                      int nthreads)
+{
+    const size_t rb = gl_quant_row_bytes(type, n);
+    if (!rb || nrows < 0)
+        return false;
+    enum { MAX_THREADS = 256 };
+    int nt = nthreads < 1 ? 1 : nthreads > MAX_THREADS ? MAX_THREADS : nthreads;
+    if (nt > nrows)
+        nt = nrows > 0 ? (int)nrows : 1;
+    rows_job jobs[MAX_THREADS];
+    pthread_t tids[MAX_THREADS];
+    bool started[MAX_THREADS] = { false };
+    for (int t = 0; t < nt; t++) {
+        jobs[t] = (rows_job){ type, x, dst, nrows * t / nt, nrows * (t + 1) / nt, n, rb };
+        if (t > 0)
+            started[t] = pthread_create(&tids[t], NULL, rows_worker, &jobs[t]) == 0;
+    }
+    rows_worker(&jobs[0]);
+    for (int t = 1; t < nt; t++) {
+        if (started[t])
+            pthread_join(tids[t], NULL);
+        else
+            rows_worker(&jobs[t]); /* no thread: do its rows here */
     }
     return true;
 }

@@ -27,6 +27,11 @@ size_t gl_quant_row_bytes(uint32_t type, int64_t n);
 /* Quantizes n floats (a multiple of the type's block) into dst. Returns
  * false for a type it cannot write or a bad n. */
 bool gl_quantize_row(uint32_t type, const float *x, void *dst, int64_t n);
+/* Quantizes nrows rows of n floats (row r at x + r * n) into consecutive
+ * rows of dst, the rows split over nthreads threads (<= 1: the caller's).
+ * The bytes do not depend on nthreads. */
+bool gl_quantize_rows(uint32_t type, const float *x, void *dst, int64_t nrows, int64_t n,
+                      int nthreads);
 /* Decodes n elements of a row of type into y; false for unknown types. */
 bool gl_dequantize_row(uint32_t type, const void *src, float *y, int64_t n);
 
