@@ -32,9 +32,9 @@ static const char *shared(const char *rel)
 
 static const char *tmp(const char *tag)
 {
-    static char buf[4][256];
+    static char buf[16][256]; /* a ring, as in shared() */
     static int k;
-    char *p = buf[k++ & 3];
+    char *p = buf[k++ & 15];
     snprintf(p, sizeof buf[0], "/tmp/gl_quantize_%d_%s.gguf", (int)getpid(), tag);
     return p;
 }
@@ -253,6 +253,18 @@ Test(quantize, q4_0_byte_identical)
     remove(out);
 }
 
+/* A small F32 model from genloop synth (rows of 256 and 512), so the
+ * command's own tests need no shared data. */
+static const char *synth_f32(const char *tag)
+{
+    const char *p = tmp(tag);
+    RUN(&r, NULL, "synth", "--shape", "custom", "--dim", "256", "--layers", "2", "--heads", "4",
+        "--kv-heads", "2", "--ffn", "512", "--vocab", "600", "--ctx", "128", "--type", "f32", "-o",
+        p);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    return p;
+}
+
 static bool same_bytes(const char *a, const char *b)
 {
     gl_mapping ma, mb;
@@ -267,10 +279,10 @@ static bool same_bytes(const char *a, const char *b)
 
 Test(quantize, thread_count_invariant)
 {
-    const char *src = shared("models/stories260K-pad256-F32.gguf");
+    const char *src = synth_f32("tsrc");
     const char *types[] = { "q4_k_m", "iq4_xs", "q3_k_l" };
+    const char *a = tmp("t1"), *b = tmp("t2");
     for (int i = 0; i < 3; i++) {
-        const char *a = tmp("t1"), *b = tmp("t2");
         RUN(&r, NULL, "quantize", "-m", src, "-o", a, "--type", types[i], "-t", "1");
         cr_assert_eq(r.status, 0, "%s", r.err);
         RUN(&r, NULL, "quantize", "-m", src, "-o", b, "--type", types[i], "-t", "3");
@@ -279,6 +291,7 @@ Test(quantize, thread_count_invariant)
         remove(a);
         remove(b);
     }
+    remove(src);
 }
 
 static void copy_file(const char *from, const char *to)
@@ -295,7 +308,7 @@ static void copy_file(const char *from, const char *to)
 
 Test(quantize, refuses_to_overwrite_input)
 {
-    const char *src = shared("models/stories260K.gguf");
+    const char *src = synth_f32("own_src");
     const char *in = tmp("own_in"), *link = tmp("own_link");
     copy_file(src, in);
     remove(link);
@@ -308,11 +321,12 @@ Test(quantize, refuses_to_overwrite_input)
     cr_expect(same_bytes(in, src), "the input was modified");
     remove(link);
     remove(in);
+    remove(src);
 }
 
 Test(quantize, usage_errors)
 {
-    const char *src = shared("models/stories260K.gguf"), *out = tmp("usage");
+    const char *src = synth_f32("usage_src"), *out = tmp("usage");
     RUN(&r, NULL, "quantize", "-m", src, "-o", out, "--type", "q9_k");
     cr_expect_eq(r.status, 2);
     cr_expect(strstr(r.err, "q9_k") && strstr(r.err, "q4_k_m"), "%s", r.err);
@@ -325,6 +339,7 @@ Test(quantize, usage_errors)
     RUN(&r, NULL, "quantize", "-m", "/nonexistent.gguf", "-o", out, "--type", "q8_0");
     cr_expect_eq(r.status, 1);
     cr_expect(access(out, F_OK) != 0, "no output after a failed run");
+    remove(src);
 }
 
 Test(quantize, requantize_needs_flag)
