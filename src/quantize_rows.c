@@ -32,10 +32,15 @@
 
 #define TINY 1e-15f /* a group whose largest magnitude is below this is zero */
 
-/* Round to nearest, ties to even (the current FPU mode, never changed). */
+/* Round to nearest, ties to even, for |v| < 2^22: adding 1.5 * 2^23 leaves
+ * the rounded integer in the low mantissa bits. Branch-free, so the
+ * compiler vectorizes the loops around it. */
 static inline int rnd(float v)
 {
-    return (int)lrintf(v);
+    const float t = v + 12582912.0f;
+    int32_t i;
+    memcpy(&i, &t, 4);
+    return (i & 0x007fffff) - 0x00400000;
 }
 
 static inline int clampi(int v, int lo, int hi)
@@ -164,68 +169,102 @@ static void q5_1_rows(const float *x, block_q5_1 *y, int64_t nb)
 
 /* ---- scale searches -------------------------------------------------- */
 
-/* Affine fit of n values: x ~ scale * q + lo with q in 0..nmax and lo <= 0.
- * Starts from the min/max fit, then tries inverse scales (nmax + rmin +
- * rdelta * k) / (max - lo), k = 0..nstep, each with the weighted
- * least-squares scale and offset for its codes, keeping the one of least
- * weighted error (absolute when abs_err, else squared). Returns the scale,
- * the codes in q and -lo in *neg_lo. */
-static float fit_affine(int n, int nmax, const float *x, const float *w, uint8_t *q, float *neg_lo,
-                        float rmin, float rdelta, int nstep, bool abs_err)
+/* Affine fits of G groups of n values (group g at x + g n, weights w + g n):
+ * x ~ scale * q + lo with q in 0..nmax and lo <= 0. Each starts from the
+ * min/max fit, then tries inverse scales (nmax + rmin + rdelta * k) /
+ * (max - lo), k = 0..nstep, each with the weighted least-squares scale and
+ * offset for its codes, keeping the one of least weighted error (absolute
+ * when abs_err, else squared). Codes go to q + g n, scales to scale[g],
+ * -lo to neg_lo[g]. The groups run in lockstep, one lane each: every lane's
+ * sums keep their sequential order (so the result is that of fitting the
+ * groups one by one), while the lanes hide each other's add latency. */
+enum { FIT_G = 16, FIT_N = 32 };
+
+static void fit_affine(int G, int n, int nmax, const float *x, const float *w, uint8_t *q,
+                       float *scale, float *neg_lo, float rmin, float rdelta, int nstep,
+                       bool abs_err)
 {
-    float lo = x[0], hi = x[0], sw = w[0], swx = w[0] * x[0];
-    for (int i = 1; i < n; i++) {
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
-        sw += w[i];
-        swx += w[i] * x[i];
+    float xt[FIT_N][FIT_G], wt[FIT_N][FIT_G];
+    uint8_t qt[FIT_N][FIT_G], cand[FIT_N][FIT_G];
+    float lo[FIT_G], hi[FIT_G], sw[FIT_G], swx[FIT_G], best[FIT_G], sc[FIT_G];
+    bool flat[FIT_G];
+    for (int i = 0; i < n; i++)
+        for (int g = 0; g < G; g++) {
+            xt[i][g] = x[g * n + i];
+            wt[i][g] = w[g * n + i];
+        }
+    for (int g = 0; g < G; g++) {
+        lo[g] = hi[g] = xt[0][g];
+        sw[g] = wt[0][g];
+        swx[g] = wt[0][g] * xt[0][g];
     }
-    if (lo > 0)
-        lo = 0;
-    if (hi == lo) {
-        memset(q, 0, (size_t)n);
-        *neg_lo = -lo;
-        return 0.0f;
+    for (int i = 1; i < n; i++)
+        for (int g = 0; g < G; g++) {
+            lo[g] = xt[i][g] < lo[g] ? xt[i][g] : lo[g];
+            hi[g] = xt[i][g] > hi[g] ? xt[i][g] : hi[g];
+            sw[g] += wt[i][g];
+            swx[g] += wt[i][g] * xt[i][g];
+        }
+    float inv[FIT_G];
+    for (int g = 0; g < G; g++) {
+        if (lo[g] > 0)
+            lo[g] = 0;
+        flat[g] = hi[g] == lo[g];
+        inv[g] = flat[g] ? 0.0f : (float)nmax / (hi[g] - lo[g]);
+        sc[g] = flat[g] ? 0.0f : 1.0f / inv[g];
+        best[g] = 0;
     }
-    float inv = (float)nmax / (hi - lo), scale = 1.0f / inv, best = 0.0f;
-    for (int i = 0; i < n; i++) {
-        q[i] = (uint8_t)clampi(rnd(inv * (x[i] - lo)), 0, nmax);
-        const float e = scale * q[i] + lo - x[i];
-        best += w[i] * (abs_err ? fabsf(e) : e * e);
-    }
-    uint8_t cand[32];
+    for (int i = 0; i < n; i++)
+        for (int g = 0; g < G; g++) {
+            qt[i][g] = (uint8_t)clampi(rnd(inv[g] * (xt[i][g] - lo[g])), 0, nmax);
+            const float e = sc[g] * qt[i][g] + lo[g] - xt[i][g];
+            best[g] += wt[i][g] * (abs_err ? fabsf(e) : e * e);
+        }
     for (int k = 0; k <= nstep; k++) {
-        inv = (rmin + rdelta * (float)k + (float)nmax) / (hi - lo);
-        float sl = 0, sl2 = 0, sxl = 0;
-        for (int i = 0; i < n; i++) {
-            const int l = clampi(rnd(inv * (x[i] - lo)), 0, nmax);
-            cand[i] = (uint8_t)l;
-            sl += w[i] * (float)l;
-            sl2 += w[i] * (float)l * (float)l;
-            sxl += w[i] * (float)l * x[i];
+        float sl[FIT_G] = { 0 }, sl2[FIT_G] = { 0 }, sxl[FIT_G] = { 0 }, err[FIT_G] = { 0 };
+        float s[FIT_G], m[FIT_G];
+        bool ok[FIT_G];
+        for (int g = 0; g < G; g++)
+            inv[g] = flat[g] ? 0.0f : (rmin + rdelta * (float)k + (float)nmax) / (hi[g] - lo[g]);
+        for (int i = 0; i < n; i++)
+            for (int g = 0; g < G; g++) {
+                const int l = clampi(rnd(inv[g] * (xt[i][g] - lo[g])), 0, nmax);
+                cand[i][g] = (uint8_t)l;
+                sl[g] += wt[i][g] * (float)l;
+                sl2[g] += wt[i][g] * (float)l * (float)l;
+                sxl[g] += wt[i][g] * (float)l * xt[i][g];
+            }
+        for (int g = 0; g < G; g++) {
+            const float det = sw[g] * sl2[g] - sl[g] * sl[g];
+            ok[g] = !flat[g] && det > 0;
+            s[g] = ok[g] ? (sw[g] * sxl[g] - swx[g] * sl[g]) / det : 0.0f;
+            m[g] = ok[g] ? (sl2[g] * swx[g] - sl[g] * sxl[g]) / det : 0.0f;
+            if (m[g] > 0) {
+                m[g] = 0;
+                s[g] = sxl[g] / sl2[g];
+            }
         }
-        const float det = sw * sl2 - sl * sl;
-        if (det <= 0)
-            continue;
-        float s = (sw * sxl - swx * sl) / det, m = (sl2 * swx - sl * sxl) / det;
-        if (m > 0) {
-            m = 0;
-            s = sxl / sl2;
-        }
-        float err = 0;
-        for (int i = 0; i < n; i++) {
-            const float e = s * cand[i] + m - x[i];
-            err += w[i] * (abs_err ? fabsf(e) : e * e);
-        }
-        if (err < best) {
-            memcpy(q, cand, (size_t)n);
-            best = err;
-            scale = s;
-            lo = m;
+        for (int i = 0; i < n; i++)
+            for (int g = 0; g < G; g++) {
+                const float e = s[g] * cand[i][g] + m[g] - xt[i][g];
+                err[g] += wt[i][g] * (abs_err ? fabsf(e) : e * e);
+            }
+        for (int g = 0; g < G; g++) {
+            if (!ok[g] || !(err[g] < best[g]))
+                continue;
+            for (int i = 0; i < n; i++)
+                qt[i][g] = cand[i][g];
+            best[g] = err[g];
+            sc[g] = s[g];
+            lo[g] = m[g];
         }
     }
-    *neg_lo = -lo;
-    return scale;
+    for (int g = 0; g < G; g++) {
+        for (int i = 0; i < n; i++)
+            q[g * n + i] = flat[g] ? 0 : qt[i][g];
+        scale[g] = sc[g];
+        neg_lo[g] = -lo[g];
+    }
 }
 
 /* Symmetric fit x ~ scale * q, q in -nmax..nmax-1, x^2-weighted: the
@@ -320,11 +359,11 @@ static void q2_k_rows(const float *x, block_q2_K *y, int64_t nb)
 {
     for (int64_t b = 0; b < nb; b++, x += QK_K) {
         uint8_t q[QK_K];
-        float w[16], sc[16], mn[16], max_sc = 0, max_mn = 0;
+        float w[QK_K], sc[16], mn[16], max_sc = 0, max_mn = 0;
+        for (int l = 0; l < QK_K; l++)
+            w[l] = fabsf(x[l]);
+        fit_affine(16, 16, 3, x, w, q, sc, mn, -0.5f, 0.1f, 15, true);
         for (int j = 0; j < 16; j++) {
-            for (int l = 0; l < 16; l++)
-                w[l] = fabsf(x[16 * j + l]);
-            sc[j] = fit_affine(16, 3, x + 16 * j, w, q + 16 * j, &mn[j], -0.5f, 0.1f, 15, true);
             max_sc = sc[j] > max_sc ? sc[j] : max_sc;
             max_mn = mn[j] > max_mn ? mn[j] : max_mn;
         }
@@ -420,7 +459,7 @@ static void q3_k_rows(const float *x, block_q3_K *y, int64_t nb)
 static void k4_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *q, uint8_t *scales,
                    uint16_t *dh, uint16_t *dminh)
 {
-    float w[32], sc[8], mn[8], max_sc = 0, max_mn = 0;
+    float w[QK_K], sc[8], mn[8], max_sc = 0, max_mn = 0;
     for (int j = 0; j < 8; j++) {
         const float *xb = x + 32 * j;
         float s2 = 0;
@@ -428,8 +467,10 @@ static void k4_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *q, 
             s2 += xb[l] * xb[l];
         const float av = sqrtf(s2 / 32.0f);
         for (int l = 0; l < 32; l++)
-            w[l] = av + fabsf(xb[l]);
-        sc[j] = fit_affine(32, nmax, xb, w, q + 32 * j, &mn[j], rmin, 0.1f, nstep, false);
+            w[32 * j + l] = av + fabsf(xb[l]);
+    }
+    fit_affine(8, 32, nmax, x, w, q, sc, mn, rmin, 0.1f, nstep, false);
+    for (int j = 0; j < 8; j++) {
         max_sc = sc[j] > max_sc ? sc[j] : max_sc;
         max_mn = mn[j] > max_mn ? mn[j] : max_mn;
     }
@@ -538,7 +579,9 @@ static void q6_k_rows(const float *x, block_q6_K *y, int64_t nb)
 
 /* ---- IQ4 ------------------------------------------------------------- */
 
-/* Index of the IQ4 table entry nearest to v (ties go to the upper entry). */
+/* Index of the IQ4 table entry nearest to v (ties go to the upper entry).
+ * Between the ends, hi counts the entries <= v, so t[hi - 1] <= v < t[hi]
+ * (a branch-free count instead of a binary search: same answer). */
 static int iq4_index(float v)
 {
     const int8_t *t = gl_iq4nl_values;
@@ -546,14 +589,9 @@ static int iq4_index(float v)
         return 0;
     if (v >= t[15])
         return 15;
-    int lo = 0, hi = 15;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) / 2;
-        if (v < t[mid])
-            hi = mid;
-        else
-            lo = mid;
-    }
+    int hi = 0;
+    for (int k = 0; k < 16; k++)
+        hi += (float)t[k] <= v;
     return v - t[hi - 1] < t[hi] - v ? hi - 1 : hi;
 }
 
