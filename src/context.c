@@ -138,9 +138,18 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
         c->kv_type == GL_KV_Q8_0 ? kv_dim / QK8_0 * sizeof(block_q8_0) : kv_dim * c->kv_elem;
     c->seq_cache_bytes = mul3((size_t)cfg->n_layers, (size_t)p.n_ctx, c->kv_row_bytes);
     const size_t cache_bytes = mul3(c->seq_cache_bytes, (size_t)p.n_seq, 1);
-    c->xq_stride = (max_in + QK8_0 - 1) / QK8_0 * sizeof(block_q8_0);
+    /* one activation row per format the model's weights take, wide enough
+     * for the widest product input (rounded up to the format's block) */
+    c->xq_bytes_per_row = 0;
+    for (int a = GL_ACT_Q8_0; a < GL_ACT_COUNT; a++) {
+        if (!(m->act_mask & 1u << a))
+            continue;
+        const size_t blk = a == GL_ACT_Q8_K ? QK_K : QK8_0;
+        c->xq_stride[a] = gl_act_row_bytes(a, (int)((max_in + blk - 1) / blk * blk));
+        c->xq_bytes_per_row += c->xq_stride[a];
+    }
 
-    gl_status st = check_memory(cfg, &p, c->kv_row_bytes, c->xq_stride, err);
+    gl_status st = check_memory(cfg, &p, c->kv_row_bytes, c->xq_bytes_per_row, err);
     if (st) {
         free(c);
         return st;
@@ -167,7 +176,13 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->hb2 = malloc(nb * ffn * sizeof(float));
     c->k_chunk = malloc(nb * c->kv_row_bytes);
     c->v_chunk = malloc(nb * c->kv_row_bytes);
-    c->xq = malloc(nb * c->xq_stride);
+    c->xq = malloc(nb * c->xq_bytes_per_row + 1);
+    for (int a = GL_ACT_Q8_0, off = 0; c->xq && a < GL_ACT_COUNT; a++) {
+        if (!c->xq_stride[a])
+            continue;
+        c->xq_act[a] = (char *)c->xq + nb * (size_t)off;
+        off += (int)c->xq_stride[a];
+    }
     /* (+1: gpt2 has no RoPE, and malloc(0) may return NULL) */
     c->rope_cs = malloc((nb * (size_t)cfg->rope_dim + 1) * sizeof(float));
     c->rope_inv_freq = malloc(((size_t)cfg->rope_dim / 2 + 1) * sizeof(double));

@@ -65,8 +65,11 @@ struct gl_ctx {
     float *x, *xb, *q, *kcur, *vcur, *att, *hb, *hb2;
     float *qkv;                 /* gpt2: [n_batch][3 * dim] fused projection */
     uint8_t *k_chunk, *v_chunk; /* this chunk's K/V in cache format        */
-    void *xq;                   /* quantized activations                    */
-    size_t xq_stride;
+    void *xq;                   /* quantized activations: one region per format */
+    void *xq_act[GL_ACT_COUNT]; /* n_batch rows of xq_stride[act] bytes; NULL:
+                                   no weight of the model takes that format */
+    size_t xq_stride[GL_ACT_COUNT];
+    size_t xq_bytes_per_row;    /* the sum of xq_stride[] */
     float *rope_cs;          /* [n_batch][rope_dim]: cos, sin pairs      */
     double *rope_inv_freq;   /* [rope_dim / 2]                           */
     float *scores;           /* [n_threads][group][n_ctx], group = n_heads / n_kv_heads */

@@ -43,10 +43,12 @@ typedef GL_DECL_QUANTIZE_FN((*gl_quantize_fn));
  *   Q8_0  quantize_q8_0 above.
  *   Q8_1  Q8_0 rounding (d half, q = nearbyint(x * 127 / amax)) plus
  *         s = the integer sum of the block's 32 quants.
- *   Q8_K  blocks of 256: amax over the block, d = amax / 127 kept as float,
- *         id = 127 / amax (0 when amax == 0 or it overflows), q =
- *         nearbyint(x * id), non-finite products -> 0; bsums[j] = the sum
- *         of quants 16 j .. 16 j + 15.
+ *   Q8_K  blocks of 256: max = the first element of largest magnitude,
+ *         iscale = -127 / max (0 when max == 0), d = 1 / iscale kept as
+ *         float (0 when max == 0), q = nearbyint(x * iscale) (out-of-range
+ *         or non-finite products -> 0); bsums[j] = the sum of quants
+ *         16 j .. 16 j + 15. (d carries the sign of max, as the reference's
+ *         Q8_K does, so rounding matches it.)
  * All quants are in [-127, 127]. */
 enum gl_act { GL_ACT_F32 = 0, GL_ACT_Q8_0, GL_ACT_Q8_1, GL_ACT_Q8_K, GL_ACT_COUNT };
 

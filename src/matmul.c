@@ -10,8 +10,8 @@
 typedef struct act {
     const float *x; /* nb rows of n floats, x_stride floats apart */
     size_t x_stride;
-    void *q; /* the same rows quantized to Q8_0, made on first use */
-    bool q_ready;
+    bool q_ready[GL_ACT_COUNT]; /* the same rows quantized to each format
+                                   (ctx xq_act[]), made on first use */
     int n, nb;
 } act;
 
@@ -135,14 +135,16 @@ static void mm_worker(void *arg, int ith, int nth)
 static mm_job make_job(gl_ctx *c, act *a, const gl_weight *w, float *y, size_t y_stride)
 {
     mm_job j = { .w = w, .y = y, .y_stride = y_stride, .nb = a->nb };
-    if (c->k->act_type[w->type] == GGUF_T_Q8_0) {
-        if (!a->q_ready) {
+    const int f = c->k->act_type[w->type];
+    if (f != GL_ACT_F32) {
+        if (!a->q_ready[f]) {
             for (int b = 0; b < a->nb; b++)
-                c->k->quantize_q8_0(a->x + b * a->x_stride, (char *)a->q + b * c->xq_stride, a->n);
-            a->q_ready = true;
+                c->k->quantize_act[f](a->x + b * a->x_stride,
+                                      (char *)c->xq_act[f] + b * c->xq_stride[f], a->n);
+            a->q_ready[f] = true;
         }
-        j.x = a->q;
-        j.x_stride = c->xq_stride;
+        j.x = c->xq_act[f];
+        j.x_stride = c->xq_stride[f];
     } else {
         j.x = a->x;
         j.x_stride = a->x_stride * sizeof(float);
@@ -154,7 +156,7 @@ static mm_job make_job(gl_ctx *c, act *a, const gl_weight *w, float *y, size_t y
 void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, float *y0,
                 const gl_weight *w1, float *y1, const gl_weight *w2, float *y2)
 {
-    act a = { .x = x, .x_stride = (size_t)n, .q = c->xq, .n = n, .nb = nb };
+    act a = { .x = x, .x_stride = (size_t)n, .n = n, .nb = nb };
     mm_task t = { .k = c->k };
     const gl_weight *ws[3] = { w0, w1, w2 };
     float *ys[3] = { y0, y1, y2 };

@@ -140,18 +140,25 @@ gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, 
                        "tensor '%s' has shape [%llu, %llu, %llu, %llu], expected [%d, %d]", name,
                        (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
                        (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], n_in, n_out);
-    if (t->type >= GGUF_T_COUNT || !m->k.matmul[t->type])
+    if (t->type >= GGUF_T_COUNT || !m->k.matmul[t->type] || !m->k.dequant[t->type])
         return gl_fail(err, GL_ERR_UNSUPPORTED,
                        "tensor '%s' has type %s, which genloop cannot "
-                       "compute with (supported: F32, F16, BF16, Q8_0, Q4_0)",
+                       "compute with (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, "
+                       "Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)",
                        name, gguf_type_name(t->type));
-    if (m->k.act_type[t->type] == GGUF_T_Q8_0 && n_in % QK8_0 != 0)
-        return gl_fail(err, GL_ERR_FORMAT, "tensor '%s': row length %d is not a multiple of 32",
-                       name, n_in);
+    /* the reader checked that rows hold whole blocks of the tensor's type;
+     * the activation format's blocks must tile the row too */
+    const int act = m->k.act_type[t->type];
+    const int act_block = act == GL_ACT_Q8_K ? QK_K : act == GL_ACT_F32 ? 1 : QK8_0;
+    if (n_in % act_block != 0)
+        return gl_fail(err, GL_ERR_FORMAT,
+                       "tensor '%s' (%s): row length %d is not a multiple of %d", name,
+                       gguf_type_name(t->type), n_in, act_block);
+    m->act_mask |= 1u << act;
     /* float rows are read as floats: a file may set general.alignment to 1 */
-    const size_t align = t->type == GGUF_T_F32                              ? 4
-                         : t->type == GGUF_T_Q8_0 || t->type == GGUF_T_Q4_0 ? 1
-                                                                            : 2;
+    const size_t align = t->type == GGUF_T_F32                   ? 4
+                         : gguf_type_block_elems(t->type) > 1 ? 1
+                                                              : 2;
     if (((uintptr_t)t->data & (align - 1)) != 0)
         return gl_fail(err, GL_ERR_FORMAT,
                        "tensor '%s' data is not aligned to its %zu-byte elements", name, align);

@@ -84,6 +84,7 @@ struct gl_model {
     struct gl_tokenizer *tok;
     gl_forward_fn forward;
     gl_kernels k;
+    uint32_t act_mask; /* 1 << enum gl_act of every bound weight's activation format */
     void *repack_arena; /* owned: every repacked matrix (src/repack.c) */
     size_t repack_bytes;
 };

@@ -6,12 +6,24 @@
 #include "kernels.h"
 
 GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_generic);
+GL_DECL_QUANTIZE_FN(gl_quantize_q8_1_generic);
+GL_DECL_QUANTIZE_FN(gl_quantize_q8_K_generic);
 
 GL_DECL_MATMUL_FN(gl_matmul_f32_generic);
 GL_DECL_MATMUL_FN(gl_matmul_f16_generic);
 GL_DECL_MATMUL_FN(gl_matmul_bf16_generic);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_generic);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q4_1_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q5_0_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q5_1_generic);
+GL_DECL_MATMUL_FN(gl_matmul_iq4_nl_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q2_K_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q3_K_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q4_K_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q5_K_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q6_K_generic);
+GL_DECL_MATMUL_FN(gl_matmul_iq4_xs_generic);
 
 GL_DECL_REPACK_FN(gl_repack_q4_0_x8_generic);
 GL_DECL_REPACK_FN(gl_repack_q8_0_x8_generic);
@@ -28,6 +40,16 @@ GL_DECL_DEQUANT_FN(gl_dequant_f16_generic);
 GL_DECL_DEQUANT_FN(gl_dequant_bf16_generic);
 GL_DECL_DEQUANT_FN(gl_dequant_q8_0_generic);
 GL_DECL_DEQUANT_FN(gl_dequant_q4_0_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_q4_1_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_q5_0_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_q5_1_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_iq4_nl_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_q2_K_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_q3_K_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_q4_K_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_q5_K_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_q6_K_generic);
+GL_DECL_DEQUANT_FN(gl_dequant_iq4_xs_generic);
 
 GL_DECL_RMSNORM_FN(gl_rmsnorm_generic);
 GL_DECL_SWIGLU_FN(gl_swiglu_generic);

@@ -4,12 +4,25 @@ void gl_kernels_init_generic(gl_kernels *k)
 {
     *k = (gl_kernels){ .name = "generic" };
     k->quantize_q8_0 = gl_quantize_q8_0_generic;
+    k->quantize_act[GL_ACT_Q8_0] = gl_quantize_q8_0_generic;
+    k->quantize_act[GL_ACT_Q8_1] = gl_quantize_q8_1_generic;
+    k->quantize_act[GL_ACT_Q8_K] = gl_quantize_q8_K_generic;
 
     k->matmul[GGUF_T_F32] = gl_matmul_f32_generic;
     k->matmul[GGUF_T_F16] = gl_matmul_f16_generic;
     k->matmul[GGUF_T_BF16] = gl_matmul_bf16_generic;
     k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_generic;
     k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_generic;
+    k->matmul[GGUF_T_Q4_1] = gl_matmul_q4_1_generic;
+    k->matmul[GGUF_T_Q5_0] = gl_matmul_q5_0_generic;
+    k->matmul[GGUF_T_Q5_1] = gl_matmul_q5_1_generic;
+    k->matmul[GGUF_T_IQ4_NL] = gl_matmul_iq4_nl_generic;
+    k->matmul[GGUF_T_Q2_K] = gl_matmul_q2_K_generic;
+    k->matmul[GGUF_T_Q3_K] = gl_matmul_q3_K_generic;
+    k->matmul[GGUF_T_Q4_K] = gl_matmul_q4_K_generic;
+    k->matmul[GGUF_T_Q5_K] = gl_matmul_q5_K_generic;
+    k->matmul[GGUF_T_Q6_K] = gl_matmul_q6_K_generic;
+    k->matmul[GGUF_T_IQ4_XS] = gl_matmul_iq4_xs_generic;
 
     static const struct {
         int layout, type, rows;
@@ -41,11 +54,31 @@ void gl_kernels_init_generic(gl_kernels *k)
     k->dequant[GGUF_T_BF16] = gl_dequant_bf16_generic;
     k->dequant[GGUF_T_Q8_0] = gl_dequant_q8_0_generic;
     k->dequant[GGUF_T_Q4_0] = gl_dequant_q4_0_generic;
+    k->dequant[GGUF_T_Q4_1] = gl_dequant_q4_1_generic;
+    k->dequant[GGUF_T_Q5_0] = gl_dequant_q5_0_generic;
+    k->dequant[GGUF_T_Q5_1] = gl_dequant_q5_1_generic;
+    k->dequant[GGUF_T_IQ4_NL] = gl_dequant_iq4_nl_generic;
+    k->dequant[GGUF_T_Q2_K] = gl_dequant_q2_K_generic;
+    k->dequant[GGUF_T_Q3_K] = gl_dequant_q3_K_generic;
+    k->dequant[GGUF_T_Q4_K] = gl_dequant_q4_K_generic;
+    k->dequant[GGUF_T_Q5_K] = gl_dequant_q5_K_generic;
+    k->dequant[GGUF_T_Q6_K] = gl_dequant_q6_K_generic;
+    k->dequant[GGUF_T_IQ4_XS] = gl_dequant_iq4_xs_generic;
 
     for (int t = 0; t < GGUF_T_COUNT; t++)
-        k->act_type[t] = GGUF_T_F32;
-    k->act_type[GGUF_T_Q8_0] = GGUF_T_Q8_0;
-    k->act_type[GGUF_T_Q4_0] = GGUF_T_Q8_0;
+        k->act_type[t] = GL_ACT_F32;
+    k->act_type[GGUF_T_Q8_0] = GL_ACT_Q8_0;
+    k->act_type[GGUF_T_Q4_0] = GL_ACT_Q8_0;
+    k->act_type[GGUF_T_Q4_1] = GL_ACT_Q8_1;
+    k->act_type[GGUF_T_Q5_0] = GL_ACT_Q8_0;
+    k->act_type[GGUF_T_Q5_1] = GL_ACT_Q8_1;
+    k->act_type[GGUF_T_IQ4_NL] = GL_ACT_Q8_0;
+    k->act_type[GGUF_T_Q2_K] = GL_ACT_Q8_K;
+    k->act_type[GGUF_T_Q3_K] = GL_ACT_Q8_K;
+    k->act_type[GGUF_T_Q4_K] = GL_ACT_Q8_K;
+    k->act_type[GGUF_T_Q5_K] = GL_ACT_Q8_K;
+    k->act_type[GGUF_T_Q6_K] = GL_ACT_Q8_K;
+    k->act_type[GGUF_T_IQ4_XS] = GL_ACT_Q8_K;
 
     k->rmsnorm = gl_rmsnorm_generic;
     k->swiglu = gl_swiglu_generic;
