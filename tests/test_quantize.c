@@ -386,3 +386,62 @@ Test(quantize, f16_input_and_overrides)
     cr_expect_eq(r.status, 0, "%s", r.err);
     remove(out);
 }
+
+/* genloop synth --type q4_k_m equals synth f32 followed by quantize: same
+ * type and bytes for every tensor; and the mix's layer pattern. */
+Test(quantize, synth_mix_matches_quantize)
+{
+    const char *shape[] = { "synth", "--shape", "custom", "--dim",      "256", "--layers",
+                            "8",     "--heads", "4",      "--kv-heads", "2",   "--ffn",
+                            "512",   "--vocab", "600",    "--ctx",      "128" };
+    const char *f32 = tmp("sm_f32"), *direct = tmp("sm_direct"), *via = tmp("sm_via");
+    const char *args[32];
+    int n = 0;
+    for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
+        args[n++] = shape[i];
+    args[n++] = "-o";
+    const int at_out = n++, at_type = n + 1;
+    args[n++] = "--type";
+    n++;
+    args[n] = NULL;
+    args[at_out] = f32;
+    args[at_type] = "f32";
+    cr_assert_eq(cli_run(&r, NULL, 0, args), 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    args[at_out] = direct;
+    args[at_type] = "Q4_K_M";
+    cr_assert_eq(cli_run(&r, NULL, 0, args), 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    quantize(f32, via, "q4_k_m", NULL);
+    gfile a, b;
+    gopen(&a, direct);
+    gopen(&b, via);
+    for (uint64_t i = 0; i < a.g.n_tensors; i++) {
+        const gguf_tensor *t = &a.g.tensors[i], *o = find(&b, t->name);
+        cr_assert(o);
+        cr_expect_eq(t->type, o->type, "%.*s", (int)t->name.len, t->name.ptr);
+        cr_expect(t->nbytes == o->nbytes && !memcmp(t->data, o->data, (size_t)t->nbytes),
+                  "%.*s differs", (int)t->name.len, t->name.ptr);
+    }
+    /* 8 layers: more bits for layers 0, 3, 6, 7 */
+    static const uint32_t want[8] = { GGUF_T_Q6_K, GGUF_T_Q4_K, GGUF_T_Q4_K, GGUF_T_Q6_K,
+                                      GGUF_T_Q4_K, GGUF_T_Q4_K, GGUF_T_Q6_K, GGUF_T_Q6_K };
+    for (int l = 0; l < 8; l++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "blk.%d.attn_v.weight", l);
+        cr_expect_eq(gguf_find_tensor(&a.g, nm)->type, want[l], "%s", nm);
+        snprintf(nm, sizeof nm, "blk.%d.ffn_down.weight", l);
+        cr_expect_eq(gguf_find_tensor(&a.g, nm)->type, want[l], "%s", nm);
+        snprintf(nm, sizeof nm, "blk.%d.attn_q.weight", l);
+        cr_expect_eq(gguf_find_tensor(&a.g, nm)->type, GGUF_T_Q4_K, "%s", nm);
+    }
+    cr_expect_eq(gguf_find_tensor(&a.g, "output.weight")->type, GGUF_T_Q6_K);
+    cr_expect_eq(gguf_find_tensor(&a.g, "token_embd.weight")->type, GGUF_T_Q4_K);
+    gclose(&a);
+    gclose(&b);
+    RUN(&r, NULL, "run", "-m", direct, "-p", "the cat", "-n", "8", "--temp", "0");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    remove(f32);
+    remove(direct);
+    remove(via);
+}
