@@ -314,6 +314,9 @@ int cmd_quantize(int argc, char **argv)
         tmp_path[0] = '\0';
         goto done;
     }
+    const mode_t um = umask(0); /* mkstemp's 0600 would outlive the rename */
+    umask(um);
+    fchmod(fd, 0666 & ~um);
     close(fd);
     if (!sw_open(&w, tmp_path)) {
         cli_error("quantize: cannot write '%s': %s", tmp_path, strerror(errno));
