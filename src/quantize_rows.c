@@ -580,51 +580,65 @@ static void q6_k_rows(const float *x, block_q6_K *y, int64_t nb)
 /* ---- IQ4 ------------------------------------------------------------- */
 
 /* Index of the IQ4 table entry nearest to v (ties go to the upper entry).
- * Between the ends, hi counts the entries <= v, so t[hi - 1] <= v < t[hi]
- * (a branch-free count instead of a binary search: same answer). */
-static int iq4_index(float v)
+ * h counts the entries <= v, so t[h - 1] <= v < t[h] between the ends;
+ * clamping h to 1..15 makes the final comparison also give 0 below the
+ * table and 15 above it. Branch-free, the same answer as a binary search. */
+static inline int iq4_index(float v)
 {
     const int8_t *t = gl_iq4nl_values;
-    if (v <= t[0])
-        return 0;
-    if (v >= t[15])
-        return 15;
-    int hi = 0;
+    int h = 0;
     for (int k = 0; k < 16; k++)
-        hi += (float)t[k] <= v;
-    return v - t[hi - 1] < t[hi] - v ? hi - 1 : hi;
+        h += (float)t[k] <= v;
+    h = h < 1 ? 1 : h > 15 ? 15 : h;
+    return v - t[h - 1] < t[h] - v ? h - 1 : h;
 }
 
-/* Scale of one 32-element group against the IQ4 table: the x^2-weighted
- * least-squares scale for the codes at 16 inverse scales (start max / 127,
- * then (k - 127) / m, k = -7..7, m the signed maximum). 0 for zero groups. */
-static float iq4_group_scale(const float *x)
+/* Scales of G 32-element groups (group g at x + 32 g) against the IQ4
+ * table: for each, the x^2-weighted least-squares scale for the codes at 16
+ * inverse scales (start max / 127, then (k - 127) / m, k = -7..7, m the
+ * signed maximum), keeping the best; 0 for zero groups. The groups run in
+ * lockstep as in fit_affine, each with its own sequential sums. */
+static void iq4_group_scales(int G, const float *x, float *d)
 {
-    const float m = signed_max(x, 32);
-    if (fabsf(m) < TINY)
-        return 0.0f;
     const int8_t *t = gl_iq4nl_values;
-    float inv = 1.0f / (m / 127.0f), sqx = 0, sq2 = 0;
-    for (int j = 0; j < 32; j++) {
-        const float v = (float)t[iq4_index(inv * x[j])], w = x[j] * x[j];
-        sqx += w * v * x[j];
-        sq2 += w * v * v;
+    float xt[32][FIT_G], mx[FIT_G], inv[FIT_G], sqx[FIT_G], sq2[FIT_G], best[FIT_G] = { 0 };
+    bool zero[FIT_G];
+    for (int i = 0; i < 32; i++)
+        for (int g = 0; g < G; g++)
+            xt[i][g] = x[32 * g + i];
+    for (int g = 0; g < G; g++) {
+        mx[g] = signed_max(x + 32 * g, 32);
+        zero[g] = fabsf(mx[g]) < TINY;
+        inv[g] = zero[g] ? 0.0f : 1.0f / (mx[g] / 127.0f);
+        sqx[g] = sq2[g] = 0;
     }
-    float d = sqx / sq2, best = d * sqx;
-    for (int k = -7; k <= 7; k++) {
-        inv = (float)(k + t[0]) / m;
-        sqx = sq2 = 0;
-        for (int j = 0; j < 32; j++) {
-            const float v = (float)t[iq4_index(inv * x[j])], w = x[j] * x[j];
-            sqx += w * v * x[j];
-            sq2 += w * v * v;
-        }
-        if (sq2 > 0 && sqx * sqx > best * sq2) {
-            d = sqx / sq2;
-            best = d * sqx;
+    for (int k = -8; k <= 7; k++) { /* -8: the starting inverse scale */
+        if (k > -8)
+            for (int g = 0; g < G; g++) {
+                inv[g] = zero[g] ? 0.0f : (float)(k + t[0]) / mx[g];
+                sqx[g] = sq2[g] = 0;
+            }
+        for (int i = 0; i < 32; i++)
+            for (int g = 0; g < G; g++) {
+                const float v = (float)t[iq4_index(inv[g] * xt[i][g])], w = xt[i][g] * xt[i][g];
+                sqx[g] += w * v * xt[i][g];
+                sq2[g] += w * v * v;
+            }
+        for (int g = 0; g < G; g++) {
+            if (zero[g])
+                continue;
+            if (k == -8) {
+                d[g] = sqx[g] / sq2[g];
+                best[g] = d[g] * sqx[g];
+            } else if (sq2[g] > 0 && sqx[g] * sqx[g] > best[g] * sq2[g]) {
+                d[g] = sqx[g] / sq2[g];
+                best[g] = d[g] * sqx[g];
+            }
         }
     }
-    return d;
+    for (int g = 0; g < G; g++)
+        if (zero[g])
+            d[g] = 0.0f;
 }
 
 static void iq4_pack(const float *x, float inv, uint8_t *qs)
@@ -637,10 +651,14 @@ static void iq4_pack(const float *x, float inv, uint8_t *qs)
 
 static void iq4_nl_rows(const float *x, block_iq4_nl *y, int64_t nb)
 {
-    for (int64_t b = 0; b < nb; b++, x += 32) {
-        const float d = iq4_group_scale(x);
-        y[b].d = gl_f32_to_f16(d);
-        iq4_pack(x, d != 0.0f ? 1.0f / d : 0.0f, y[b].qs);
+    for (int64_t b0 = 0; b0 < nb; b0 += 8) {
+        const int G = nb - b0 < 8 ? (int)(nb - b0) : 8;
+        float d[8];
+        iq4_group_scales(G, x + 32 * b0, d);
+        for (int g = 0; g < G; g++) {
+            y[b0 + g].d = gl_f32_to_f16(d[g]);
+            iq4_pack(x + 32 * (b0 + g), d[g] != 0.0f ? 1.0f / d[g] : 0.0f, y[b0 + g].qs);
+        }
     }
 }
 
@@ -648,8 +666,8 @@ static void iq4_xs_rows(const float *x, block_iq4_xs *y, int64_t nb)
 {
     for (int64_t b = 0; b < nb; b++, x += QK_K) {
         float sc[8], amax = 0, max_sc = 0;
+        iq4_group_scales(8, x, sc);
         for (int j = 0; j < 8; j++) {
-            sc[j] = iq4_group_scale(x + 32 * j);
             if (fabsf(sc[j]) > amax) {
                 amax = fabsf(sc[j]);
                 max_sc = sc[j];
