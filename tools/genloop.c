@@ -1,5 +1,5 @@
 /* genloop: the command-line program. Subcommands: run, tokenize, eval,
- * info, synth, bench, batch, perplexity. Exit status: 0 ok, 1 runtime error, 2 usage error. */
+ * info, synth, quantize, bench, batch, perplexity. Exit status: 0 ok, 1 runtime error, 2 usage error. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,7 +19,8 @@ static const char usage_text[] =
     "  tokenize  -m MODEL [--no-bos] [-p TEXT]   (text from stdin when -p is absent)\n"
     "  eval      -m MODEL --ids \"1 2 3\" --logits-out FILE [-t THREADS] [-c CTX] [--keep N]\n"
     "  info      [MODEL] [--backend NAME]\n"
-    "  synth     --shape NAME --type q4_0|q8_0|f16|f32 -o FILE.gguf   (synthetic model)\n"
+    "  synth     --shape NAME --type TYPE -o FILE.gguf   (synthetic model)\n"
+    "  quantize  -m IN.gguf -o OUT.gguf --type TYPE [--pure] [-t N]   (q4_k_m, q8_0, ...)\n"
     "  bench     -m MODEL [-p 128[,..]] [-n 64[,..]] [-t N[,..]] [--batch B[,..]] [-r REPS]\n"
     "            [-o md|csv|json|jsonl] [--json] [--plot FILE.svg]   (sweeps: lists)\n"
     "  batch     -m MODEL --input prompts.jsonl [--output out.jsonl] [--max-batch B]\n"
@@ -722,6 +723,8 @@ int main(int argc, char **argv)
         return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "synth"))
         return cmd_synth(argc - 2, argv + 2);
+    if (!strcmp(cmd, "quantize"))
+        return cmd_quantize(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "batch"))
