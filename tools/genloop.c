@@ -1,5 +1,6 @@
 /* genloop: the command-line program. Subcommands: run, tokenize, eval,
- * info, synth, quantize, bench, batch, perplexity. Exit status: 0 ok, 1 runtime error, 2 usage error. */
+ * info, synth, quantize, bench, batch, perplexity. Exit status: 0 ok,
+ * 1 runtime error, 2 usage error. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
