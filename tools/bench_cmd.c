@@ -153,21 +153,6 @@ typedef struct bench_row {
     double *series; /* per-token decode latency of the last repetition */
 } bench_row;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted values. */
-static double pct(const double *sorted, int n, double p)
-{
-    if (n == 0)
-        return 0;
-    int i = (int)(p / 100.0 * (n - 1) + 0.5);
-    return sorted[i < n ? i : n - 1];
-}
-
 static void mean_std(const double *v, int n, double *mean, double *std)
 {
     double s = 0, s2 = 0;
@@ -229,8 +214,8 @@ static gl_status one_pass(bench_run *b, int n, double *pre_s, double *dec_s, dou
         b->out_rows[s] = s;
     for (int i = 0; i < n; i++) {
         const double ts = now_s();
-        /* one token per sequence: row s is sequence s (seq_rows holds
-         * 0..batch-1 at multiples of p, so use the identity rows) */
+        /* one token per sequence: row s is sequence s, and out_rows
+         * holds 0..batch-1, so it serves as the sequence table too */
         gl_batch bt = { .tokens = b->tok,
                         .seq = b->out_rows,
                         .n = b->batch,
@@ -314,13 +299,16 @@ static gl_status run_config(gl_model *m, const gl_model_info *info, int cache_ty
         ttft = r == 0 || ps * 1e3 < ttft ? ps * 1e3 : ttft;
     }
     memcpy(row->series, lat + (size_t)(reps - 1) * (size_t)b.n, (size_t)b.n * sizeof *lat);
-    const int n_lat = reps * b.n;
-    qsort(lat, (size_t)n_lat, sizeof *lat, cmp_double);
     mean_std(pre, reps, &row->pre_mean, &row->pre_std);
     mean_std(dec, reps, &row->dec_mean, &row->dec_std);
-    row->p50 = pct(lat, n_lat, 50);
-    row->p90 = pct(lat, n_lat, 90);
-    row->p99 = pct(lat, n_lat, 99);
+    double p[3];
+    if (lp_percentiles(lat, reps * b.n, p)) {
+        st = gl_fail(err, GL_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    row->p50 = p[0];
+    row->p90 = p[1];
+    row->p99 = p[2];
     row->ttft_ms = ttft;
     /* peak RSS so far (a high-water mark of the whole sweep), read before
      * the probe's buffer counts */

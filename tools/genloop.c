@@ -274,29 +274,6 @@ static void record_latency(run_state *rs)
     rs->t_last = t;
 }
 
-static int cmp_ms(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* p50/p90/p99 (nearest rank) of the recorded latencies. */
-static void latency_pcts(const run_state *rs, double out[3])
-{
-    out[0] = out[1] = out[2] = 0;
-    double *v = malloc((size_t)(rs->n_lat ? rs->n_lat : 1) * sizeof *v);
-    if (!v || !rs->n_lat) {
-        free(v);
-        return;
-    }
-    memcpy(v, rs->lat, (size_t)rs->n_lat * sizeof *v);
-    qsort(v, (size_t)rs->n_lat, sizeof *v, cmp_ms);
-    const double p[3] = { 50, 90, 99 };
-    for (int i = 0; i < 3; i++)
-        out[i] = v[(int)(p[i] / 100.0 * (rs->n_lat - 1) + 0.5)];
-    free(v);
-}
-
 static bool on_token(void *user, int32_t id, const char *text, size_t len)
 {
     run_state *rs = user;
@@ -426,7 +403,7 @@ static int cmd_run(int argc, char **argv)
         goto done;
     }
     double pcts[3];
-    latency_pcts(&rs, pcts);
+    lp_percentiles(rs.lat, rs.n_lat, pcts);
     if (o.latency_plot) {
         const char *base = strrchr(o.model, '/');
         const lp_series ser = {

@@ -129,6 +129,23 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int lp_percentiles(const double *v, int n, double out[3])
+{
+    static const double p[3] = { 50, 90, 99 };
+    out[0] = out[1] = out[2] = 0;
+    if (n <= 0)
+        return 0;
+    double *s = malloc((size_t)n * sizeof *s);
+    if (!s)
+        return -1;
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    for (int i = 0; i < 3; i++)
+        out[i] = s[(int)(p[i] / 100.0 * (n - 1) + 0.5)];
+    free(s);
+    return 0;
+}
+
 /* Per-token latency over the generation; long runs are bucketed keeping
  * each bucket's maximum, so stalls stay visible. */
 static void latency_panel(FILE *f, const panel *p, const lp_series *s, int ns)

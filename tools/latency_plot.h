@@ -27,6 +27,10 @@ typedef struct lp_point {
     double x, y;
 } lp_point;
 
+/* p50, p90 and p99 (nearest rank) of n values into out; 0, or -1 when out
+ * of memory (out is then zeros). */
+int lp_percentiles(const double *v, int n, double out[3]);
+
 /* Writes the plot; sweep panels appear when their points span at least two
  * x values. Returns 0, or -1 with errno set. */
 int latency_plot_write(const char *path, const char *title, const lp_series *s, int n_series,
