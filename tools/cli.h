@@ -27,6 +27,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_perplexity(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
+int cmd_serve(int argc, char **argv); /* tools/serve/ */
 
 /* Reads a whole stream into a NUL-terminated heap buffer. */
 char *read_all(FILE *f, size_t *len);

@@ -1,5 +1,5 @@
 /* genloop: the command-line program. Subcommands: run, tokenize, eval,
- * info, synth, quantize, bench, batch, perplexity. Exit status: 0 ok,
+ * info, synth, quantize, bench, batch, perplexity, serve. Exit status: 0 ok,
  * 1 runtime error, 2 usage error. */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +28,8 @@ static const char usage_text[] =
     "            [-t THREADS] [-c CTX]   (continuous batching)\n"
     "  perplexity -m MODEL -f TEXT [-c CTX] [-b BATCH] [-t N] [--chunks N] [--json]\n"
     "            [--kl-divergence-base FILE | --kl-divergence FILE]\n"
+    "  serve     [-m MODEL] [--host 127.0.0.1] [--port 8080] [--max-batch B] [-c CTX]\n"
+    "            [--api-key KEY] [--max-queue N] [--timeout S]   (OpenAI-compatible HTTP)\n"
     "\n"
     "Run 'genloop <command> --help' for details.\n";
 
@@ -709,6 +711,8 @@ int main(int argc, char **argv)
         return cmd_batch(argc - 2, argv + 2);
     if (!strcmp(cmd, "perplexity"))
         return cmd_perplexity(argc - 2, argv + 2);
+    if (!strcmp(cmd, "serve"))
+        return cmd_serve(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage_text, stdout);
         return 0;

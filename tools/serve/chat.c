@@ -1,0 +1,174 @@
+#include "chat.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../json_in.h"
+
+/* End of the JSON value starting at s[i] that is an object: index past its
+ * closing brace, or 0 when unbalanced. Strings are skipped whole. */
+static size_t object_end(const char *s, size_t len, size_t i)
+{
+    int depth = 0;
+    bool in_str = false;
+    for (; i < len; i++) {
+        const char c = s[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '{' || c == '[') {
+            if (++depth > 64)
+                return 0;
+        } else if (c == '}' || c == ']') {
+            if (--depth == 0)
+                return i + 1;
+        }
+    }
+    return 0;
+}
+
+static bool is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+bool chat_parse(const char *raw, size_t len, chat *c, char *msg, size_t msg_cap)
+{
+    memset(c, 0, sizeof *c);
+    size_t i = 0;
+    while (i < len && is_ws(raw[i]))
+        i++;
+    if (i >= len || raw[i] != '[') {
+        snprintf(msg, msg_cap, "'messages' must be an array of message objects");
+        return false;
+    }
+    i++;
+    for (;;) {
+        while (i < len && is_ws(raw[i]))
+            i++;
+        if (i < len && raw[i] == ']' && c->n == 0)
+            break;
+        if (i >= len || raw[i] != '{') {
+            snprintf(msg, msg_cap, "'messages' must be an array of message objects");
+            goto fail;
+        }
+        const size_t end = object_end(raw, len, i);
+        if (!end) {
+            snprintf(msg, msg_cap, "'messages' holds an unbalanced object");
+            goto fail;
+        }
+        json_object o;
+        char jmsg[128];
+        if (!json_parse_object(raw + i, end - i, &o, jmsg, sizeof jmsg)) {
+            snprintf(msg, msg_cap, "messages[%d]: %s", c->n, jmsg);
+            goto fail;
+        }
+        const json_value *role = json_get(&o, "role"), *content = json_get(&o, "content");
+        if (!role || role->type != JV_STR ||
+            (content && content->type != JV_STR && content->type != JV_NULL) ||
+            (!content && strcmp(role->str, "assistant"))) {
+            snprintf(msg, msg_cap,
+                     "messages[%d] needs a string 'role' and a string 'content'", c->n);
+            json_object_free(&o);
+            goto fail;
+        }
+        chat_msg *nm = realloc(c->msgs, sizeof *nm * (size_t)(c->n + 1));
+        if (!nm) {
+            json_object_free(&o);
+            snprintf(msg, msg_cap, "out of memory");
+            goto fail;
+        }
+        c->msgs = nm;
+        const bool has = content && content->type == JV_STR;
+        c->msgs[c->n].role = strdup(role->str);
+        c->msgs[c->n].content = strdup(has ? content->str : "");
+        c->n++;
+        json_object_free(&o);
+        if (!c->msgs[c->n - 1].role || !c->msgs[c->n - 1].content) {
+            snprintf(msg, msg_cap, "out of memory");
+            goto fail;
+        }
+        i = end;
+        while (i < len && is_ws(raw[i]))
+            i++;
+        if (i < len && raw[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i < len && raw[i] == ']')
+            break;
+        snprintf(msg, msg_cap, "'messages': expected ',' or ']'");
+        goto fail;
+    }
+    if (c->n == 0) {
+        snprintf(msg, msg_cap, "'messages' must hold at least one message");
+        return false;
+    }
+    return true;
+fail:
+    chat_free(c);
+    return false;
+}
+
+void chat_free(chat *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        free(c->msgs[i].role);
+        free(c->msgs[i].content);
+    }
+    free(c->msgs);
+    memset(c, 0, sizeof *c);
+}
+
+/* Llama-2 chat: [INST] <<SYS>>\n...\n<</SYS>>\n\nuser [/INST] reply </s><s>[INST] ...
+ * The first BOS comes from the tokenizer. */
+static void render_llama2(const chat *c, sbuf *out)
+{
+    const char *sys = NULL;
+    bool open = false; /* inside [INST] ... [/INST] */
+    bool first = true;
+    for (int i = 0; i < c->n; i++) {
+        const chat_msg *m = &c->msgs[i];
+        if (!strcmp(m->role, "system")) {
+            sys = m->content;
+        } else if (!strcmp(m->role, "assistant")) {
+            if (open)
+                sb_puts(out, " [/INST]");
+            sb_printf(out, " %s </s>", m->content);
+            open = false;
+        } else {
+            if (!open) {
+                sb_puts(out, first ? "[INST] " : "<s>[INST] ");
+                first = false;
+            }
+            if (sys) {
+                sb_printf(out, "<<SYS>>\n%s\n<</SYS>>\n\n", sys);
+                sys = NULL;
+            }
+            sb_puts(out, m->content);
+            open = true;
+        }
+    }
+    if (open)
+        sb_puts(out, " [/INST]");
+}
+
+static void render_chatml(const chat *c, sbuf *out)
+{
+    for (int i = 0; i < c->n; i++)
+        sb_printf(out, "<|im_start|>%s\n%s<|im_end|>\n", c->msgs[i].role, c->msgs[i].content);
+    sb_puts(out, "<|im_start|>assistant\n");
+}
+
+void chat_render(const char *tmpl, const chat *c, sbuf *out)
+{
+    if (tmpl && strstr(tmpl, "[INST]"))
+        render_llama2(c, out);
+    else
+        render_chatml(c, out);
+}
