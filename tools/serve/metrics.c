@@ -54,6 +54,8 @@ void metrics_render(const metrics *m, sbuf *out, uint64_t prefill_tokens, uint64
               "# TYPE genloop_tokens_prefilled_total counter\ngenloop_tokens_prefilled_total %llu\n"
               "# HELP genloop_tokens_decoded_total Generated tokens run through the model.\n"
               "# TYPE genloop_tokens_decoded_total counter\ngenloop_tokens_decoded_total %llu\n"
+              "# HELP genloop_tokens_generated_total Tokens returned to clients (completion_tokens).\n"
+              "# TYPE genloop_tokens_generated_total counter\ngenloop_tokens_generated_total %llu\n"
               "# HELP genloop_queue_depth Requests waiting for a sequence slot.\n"
               "# TYPE genloop_queue_depth gauge\ngenloop_queue_depth %d\n"
               "# HELP genloop_running_sequences Sequences being prefilled or decoded.\n"
@@ -62,7 +64,7 @@ void metrics_render(const metrics *m, sbuf *out, uint64_t prefill_tokens, uint64
               "# TYPE genloop_open_connections gauge\ngenloop_open_connections %d\n",
               (unsigned long long)m->completions, (unsigned long long)m->cancelled,
               (unsigned long long)m->prefix_reused_tokens, (unsigned long long)prefill_tokens,
-              (unsigned long long)decode_tokens, queue, running, connections);
+              (unsigned long long)decode_tokens, (unsigned long long)m->generated, queue, running, connections);
     render_hist(out, "genloop_time_to_first_token_seconds",
                 "Time from a request's arrival to its first generated token.", &m->ttft);
     render_hist(out, "genloop_time_per_output_token_seconds",

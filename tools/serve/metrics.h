@@ -16,7 +16,7 @@ typedef struct histogram {
 
 typedef struct metrics {
     uint64_t by_status[6]; /* 1xx..5xx by first digit, index 1..5 */
-    uint64_t completions, cancelled, prefix_reused_tokens;
+    uint64_t completions, cancelled, prefix_reused_tokens, generated;
     histogram ttft, per_token;
 } metrics;
 

@@ -554,6 +554,7 @@ void completion_progress(server *s, conn *c)
                             (t_done - c->t_first) / 1e3 / (st.n_generated - 1));
     }
     s->met.completions++;
+    s->met.generated += (uint64_t)st.n_generated;
     gl_engine_release(s->e, c->eid);
     c->busy = false;
     c->t_active = t_done;
