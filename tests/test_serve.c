@@ -248,8 +248,8 @@ static void first_choice(const char *body, json_object *choice)
 {
     json_object o;
     char msg[128];
-    cr_assert(json_parse_object(body, strlen(body), &o, msg, sizeof msg), "bad JSON (%s): %s",
-              msg, body);
+    cr_assert(json_parse_object(body, strlen(body), &o, msg, sizeof msg), "bad JSON (%s): %s", msg,
+              body);
     const json_value *ch = json_get(&o, "choices");
     cr_assert(ch && ch->type == JV_OTHER && ch->raw_len > 2, "no choices in %s", body);
     cr_assert(json_parse_object(ch->raw + 1, ch->raw_len - 2, choice, msg, sizeof msg),
@@ -264,8 +264,8 @@ static char *run_text(const char *prompt, const char *n, const char *seed, const
     if (!find_model())
         cr_skip_test("SKIPPED: stories260K.gguf is in neither ../shared/models (set "
                      "GENLOOP_SHARED) nor models/: the serve tests need it");
-    RUN(&r, NULL, "run", "-m", g_model, "-p", prompt, "-n", n, "--seed", seed, "--temp", temp,
-        "-t", "1", "--json");
+    RUN(&r, NULL, "run", "-m", g_model, "-p", prompt, "-n", n, "--seed", seed, "--temp", temp, "-t",
+        "1", "--json");
     cr_assert_eq(r.status, 0, "genloop run failed: %s", r.err);
     json_object o;
     char msg[128];
@@ -277,8 +277,8 @@ static char *run_text(const char *prompt, const char *n, const char *seed, const
     return s;
 }
 
-static char *completion_body(const char *prompt, const char *n, const char *seed,
-                             const char *temp, bool stream)
+static char *completion_body(const char *prompt, const char *n, const char *seed, const char *temp,
+                             bool stream)
 {
     char *b = malloc(1024);
     snprintf(b, 1024,
@@ -337,8 +337,8 @@ Test(serve, endpoints)
     server s = start_server(NULL);
     response r = http(s.port, "GET", "/v1/models", NULL, NULL);
     cr_assert_eq(r.status, 200);
-    cr_assert(strstr(r.body, "\"object\":\"list\"") && strstr(r.body, "\"stories260K.gguf\""),
-              "%s", r.body);
+    cr_assert(strstr(r.body, "\"object\":\"list\"") && strstr(r.body, "\"stories260K.gguf\""), "%s",
+              r.body);
     response_free(&r);
     r = http(s.port, "POST", "/tokenize", "{\"content\":\"Once upon a time\"}", NULL);
     cr_assert_eq(r.status, 200);
@@ -388,8 +388,11 @@ Test(serve, endpoints)
 Test(serve, concurrent_match_run)
 {
     enum { N = 6 };
-    const char *prompts[N] = { "Once upon a time", "Lily and Ben went to the park",
-                               "The little dog was", "One day, a bird", "Sara",
+    const char *prompts[N] = { "Once upon a time",
+                               "Lily and Ben went to the park",
+                               "The little dog was",
+                               "One day, a bird",
+                               "Sara",
                                "The sun was shining and" };
     const char *seeds[N] = { "1", "22", "333", "4444", "55555", "18446744073709551615" };
     const char *temps[N] = { "0", "0.8", "1.2", "0.8", "0", "0.7" };
@@ -472,8 +475,8 @@ Test(serve, keep_alive_and_chat_stream)
 /* A client that goes away mid-stream cancels its request and frees its slot. */
 Test(serve, disconnect_cancels)
 {
-    server s = start_server(
-        (const char *const[]){ "--max-batch", "1", "--max-tokens", "10000000", NULL });
+    server s =
+        start_server((const char *const[]){ "--max-batch", "1", "--max-tokens", "10000000", NULL });
     int fd = connect_to(s.port);
     const char *b = "{\"prompt\":\"Once upon a time\",\"max_tokens\":10000000,\"stream\":true}";
     char req[512];
@@ -522,29 +525,25 @@ static void expect_error(int port, const char *method, const char *path, const c
 
 Test(serve, errors)
 {
-    server s =
-        start_server((const char *const[]){ "-c", "64", "--max-body", "4096", NULL });
+    server s = start_server((const char *const[]){ "-c", "64", "--max-body", "4096", NULL });
     const int p = s.port;
     expect_error(p, "POST", "/v1/completions", "{\"prompt\":", NULL, 400, NULL);
     expect_error(p, "POST", "/v1/completions", "[1,2]", NULL, 400, NULL);
     expect_error(p, "POST", "/v1/completions", "{\"prompt\":42}", NULL, 400, "prompt");
-    expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":\"9\"}", NULL,
-                 400, "max_tokens");
+    expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":\"9\"}", NULL, 400,
+                 "max_tokens");
     expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":65}", NULL, 400,
                  "max_tokens");
-    expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"temperature\":-1}", NULL,
-                 400, "temperature");
+    expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"temperature\":-1}", NULL, 400,
+                 "temperature");
     expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"stream\":1}", NULL, 400,
                  "stream");
-    expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"stop\":7}", NULL, 400,
-                 "stop");
-    expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"seed\":-3}", NULL, 400,
-                 "seed");
+    expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"stop\":7}", NULL, 400, "stop");
+    expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"seed\":-3}", NULL, 400, "seed");
     expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"n\":2}", NULL, 400, "n");
-    expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"model\":\"gpt-4\"}", NULL,
-                 400, "model");
-    expect_error(p, "POST", "/v1/chat/completions", "{\"messages\":\"hi\"}", NULL, 400,
-                 "messages");
+    expect_error(p, "POST", "/v1/completions", "{\"prompt\":\"a\",\"model\":\"gpt-4\"}", NULL, 400,
+                 "model");
+    expect_error(p, "POST", "/v1/chat/completions", "{\"messages\":\"hi\"}", NULL, 400, "messages");
     expect_error(p, "POST", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\"}]}", NULL,
                  400, "messages");
     /* 70 words: more tokens than the 64 positions of -c 64 */

@@ -72,8 +72,8 @@ bool chat_parse(const char *raw, size_t len, chat *c, char *msg, size_t msg_cap)
         if (!role || role->type != JV_STR ||
             (content && content->type != JV_STR && content->type != JV_NULL) ||
             (!content && strcmp(role->str, "assistant"))) {
-            snprintf(msg, msg_cap,
-                     "messages[%d] needs a string 'role' and a string 'content'", c->n);
+            snprintf(msg, msg_cap, "messages[%d] needs a string 'role' and a string 'content'",
+                     c->n);
             json_object_free(&o);
             goto fail;
         }

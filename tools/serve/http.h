@@ -17,7 +17,7 @@ enum {
     HTTP_HEADER_LARGE = -431, /* headers over the limit            */
     HTTP_BODY_LARGE = -413,   /* Content-Length over the limit     */
     HTTP_LENGTH_REQUIRED = -411,
-    HTTP_NOT_IMPL = -501,     /* a Transfer-Encoding we do not take */
+    HTTP_NOT_IMPL = -501, /* a Transfer-Encoding we do not take */
     HTTP_VERSION = -505,
 };
 

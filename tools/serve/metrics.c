@@ -41,30 +41,32 @@ void metrics_render(const metrics *m, sbuf *out, uint64_t prefill_tokens, uint64
     for (int d = 1; d <= 5; d++)
         sb_printf(out, "genloop_requests_total{status=\"%dxx\"} %llu\n", d,
                   (unsigned long long)m->by_status[d]);
-    sb_printf(out,
-              "# HELP genloop_completions_total Completions that ran to a stop.\n"
-              "# TYPE genloop_completions_total counter\ngenloop_completions_total %llu\n"
-              "# HELP genloop_cancelled_total Requests cancelled by a client disconnect.\n"
-              "# TYPE genloop_cancelled_total counter\ngenloop_cancelled_total %llu\n"
-              "# HELP genloop_prompt_tokens_reused_total Prompt tokens served from a slot's "
-              "cache.\n"
-              "# TYPE genloop_prompt_tokens_reused_total counter\n"
-              "genloop_prompt_tokens_reused_total %llu\n"
-              "# HELP genloop_tokens_prefilled_total Prompt tokens run through the model.\n"
-              "# TYPE genloop_tokens_prefilled_total counter\ngenloop_tokens_prefilled_total %llu\n"
-              "# HELP genloop_tokens_decoded_total Generated tokens run through the model.\n"
-              "# TYPE genloop_tokens_decoded_total counter\ngenloop_tokens_decoded_total %llu\n"
-              "# HELP genloop_tokens_generated_total Tokens returned to clients (completion_tokens).\n"
-              "# TYPE genloop_tokens_generated_total counter\ngenloop_tokens_generated_total %llu\n"
-              "# HELP genloop_queue_depth Requests waiting for a sequence slot.\n"
-              "# TYPE genloop_queue_depth gauge\ngenloop_queue_depth %d\n"
-              "# HELP genloop_running_sequences Sequences being prefilled or decoded.\n"
-              "# TYPE genloop_running_sequences gauge\ngenloop_running_sequences %d\n"
-              "# HELP genloop_open_connections Client connections open.\n"
-              "# TYPE genloop_open_connections gauge\ngenloop_open_connections %d\n",
-              (unsigned long long)m->completions, (unsigned long long)m->cancelled,
-              (unsigned long long)m->prefix_reused_tokens, (unsigned long long)prefill_tokens,
-              (unsigned long long)decode_tokens, (unsigned long long)m->generated, queue, running, connections);
+    sb_printf(
+        out,
+        "# HELP genloop_completions_total Completions that ran to a stop.\n"
+        "# TYPE genloop_completions_total counter\ngenloop_completions_total %llu\n"
+        "# HELP genloop_cancelled_total Requests cancelled by a client disconnect.\n"
+        "# TYPE genloop_cancelled_total counter\ngenloop_cancelled_total %llu\n"
+        "# HELP genloop_prompt_tokens_reused_total Prompt tokens served from a slot's "
+        "cache.\n"
+        "# TYPE genloop_prompt_tokens_reused_total counter\n"
+        "genloop_prompt_tokens_reused_total %llu\n"
+        "# HELP genloop_tokens_prefilled_total Prompt tokens run through the model.\n"
+        "# TYPE genloop_tokens_prefilled_total counter\ngenloop_tokens_prefilled_total %llu\n"
+        "# HELP genloop_tokens_decoded_total Generated tokens run through the model.\n"
+        "# TYPE genloop_tokens_decoded_total counter\ngenloop_tokens_decoded_total %llu\n"
+        "# HELP genloop_tokens_generated_total Tokens returned to clients (completion_tokens).\n"
+        "# TYPE genloop_tokens_generated_total counter\ngenloop_tokens_generated_total %llu\n"
+        "# HELP genloop_queue_depth Requests waiting for a sequence slot.\n"
+        "# TYPE genloop_queue_depth gauge\ngenloop_queue_depth %d\n"
+        "# HELP genloop_running_sequences Sequences being prefilled or decoded.\n"
+        "# TYPE genloop_running_sequences gauge\ngenloop_running_sequences %d\n"
+        "# HELP genloop_open_connections Client connections open.\n"
+        "# TYPE genloop_open_connections gauge\ngenloop_open_connections %d\n",
+        (unsigned long long)m->completions, (unsigned long long)m->cancelled,
+        (unsigned long long)m->prefix_reused_tokens, (unsigned long long)prefill_tokens,
+        (unsigned long long)decode_tokens, (unsigned long long)m->generated, queue, running,
+        connections);
     render_hist(out, "genloop_time_to_first_token_seconds",
                 "Time from a request's arrival to its first generated token.", &m->ttft);
     render_hist(out, "genloop_time_per_output_token_seconds",

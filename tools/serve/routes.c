@@ -88,8 +88,9 @@ static void get_models(server *s, conn *c)
     sbuf b = { 0 };
     sb_puts(&b, "{\"object\":\"list\",\"data\":[{\"id\":");
     sb_json_str(&b, s->o.alias, strlen(s->o.alias));
-    sb_printf(&b, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"genloop\",\"meta\":"
-                  "{\"n_ctx\":%d,\"n_vocab\":%d}}]}",
+    sb_printf(&b,
+              ",\"object\":\"model\",\"created\":0,\"owned_by\":\"genloop\",\"meta\":"
+              "{\"n_ctx\":%d,\"n_vocab\":%d}}]}",
               s->n_ctx, gl_model_n_vocab(s->m));
     respond_json(s, c, 200, &b);
     sb_free(&b);
@@ -122,8 +123,7 @@ static void get_metrics(server *s, conn *c)
     for (int i = 0; i < s->o.max_conns; i++)
         open += s->conns[i].fd >= 0;
     sbuf b = { 0 };
-    metrics_render(&s->met, &b, es.prefill_tokens, es.decode_tokens, busy - running, running,
-                   open);
+    metrics_render(&s->met, &b, es.prefill_tokens, es.decode_tokens, busy - running, running, open);
     respond(s, c, 200, "text/plain; version=0.0.4", &b, NULL);
     sb_free(&b);
 }
@@ -158,8 +158,8 @@ static void post_tokenize(server *s, conn *c, const http_req *r)
     gl_error err;
     int n = gl_tokenize(s->m, content->str, content->str_len, bos, NULL, 0, &err);
     int32_t *ids = n > 0 ? malloc(sizeof *ids * (size_t)n) : NULL;
-    if (n < 0 || (n > 0 && (!ids || gl_tokenize(s->m, content->str, content->str_len, bos, ids,
-                                                n, &err) != n))) {
+    if (n < 0 || (n > 0 && (!ids || gl_tokenize(s->m, content->str, content->str_len, bos, ids, n,
+                                                &err) != n))) {
         bad_request(s, c, "content", "cannot tokenize: %s", n < 0 ? err.msg : "out of memory");
         free(ids);
         goto out;
@@ -254,9 +254,8 @@ static bool num_field(server *s, conn *c, const json_object *o, const char *key,
         return true;
     if (v->type != JV_NUM || !(v->num >= lo && v->num <= hi) ||
         (integer && v->num != (double)(long long)v->num)) {
-        respond_error(s, c, 400, "invalid_request_error", key, NULL,
-                      "'%s' must be %s in [%g, %g]", key, integer ? "an integer" : "a number", lo,
-                      hi);
+        respond_error(s, c, 400, "invalid_request_error", key, NULL, "'%s' must be %s in [%g, %g]",
+                      key, integer ? "an integer" : "a number", lo, hi);
         return false;
     }
     *out = v->num;
@@ -420,8 +419,8 @@ static void post_completion(server *s, conn *c, const http_req *r, bool chat_api
     rq.user = c;
     if (gl_engine_submit(s->e, &rq, &c->eid, &err)) {
         respond_error(s, c, err.code == GL_ERR_ARG ? 400 : 500,
-                      err.code == GL_ERR_ARG ? "invalid_request_error" : "server_error", NULL,
-                      NULL, "%s", err.msg);
+                      err.code == GL_ERR_ARG ? "invalid_request_error" : "server_error", NULL, NULL,
+                      "%s", err.msg);
         goto out;
     }
     c->busy = true;
@@ -550,8 +549,7 @@ void completion_progress(server *s, conn *c)
     if (c->t_first > 0) {
         metrics_observe(&s->met.ttft, (c->t_first - c->t_submit) / 1e3);
         if (st.n_generated > 1)
-            metrics_observe(&s->met.per_token,
-                            (t_done - c->t_first) / 1e3 / (st.n_generated - 1));
+            metrics_observe(&s->met.per_token, (t_done - c->t_first) / 1e3 / (st.n_generated - 1));
     }
     s->met.completions++;
     s->met.generated += (uint64_t)st.n_generated;
@@ -591,18 +589,23 @@ void route(server *s, conn *c, const http_req *r)
 {
     static const struct {
         const char *path, *method;
-    } paths[] = { { "/health", "GET" },         { "/v1/models", "GET" },
-                  { "/metrics", "GET" },        { "/v1/completions", "POST" },
-                  { "/v1/chat/completions", "POST" }, { "/tokenize", "POST" },
-                  { "/detokenize", "POST" },    { "/models", "GET" },
-                  { "/completions", "POST" },   { "/chat/completions", "POST" } };
+    } paths[] = { { "/health", "GET" },
+                  { "/v1/models", "GET" },
+                  { "/metrics", "GET" },
+                  { "/v1/completions", "POST" },
+                  { "/v1/chat/completions", "POST" },
+                  { "/tokenize", "POST" },
+                  { "/detokenize", "POST" },
+                  { "/models", "GET" },
+                  { "/completions", "POST" },
+                  { "/chat/completions", "POST" } };
     int k = -1;
     for (int i = 0; i < (int)(sizeof paths / sizeof paths[0]) && k < 0; i++)
         if (!strcmp(r->path, paths[i].path))
             k = i;
     if (k < 0) {
-        respond_error(s, c, 404, "invalid_request_error", NULL, "not_found",
-                      "no endpoint at '%s'", r->path);
+        respond_error(s, c, 404, "invalid_request_error", NULL, "not_found", "no endpoint at '%s'",
+                      r->path);
         return;
     }
     if (strcmp(r->method, paths[k].method)) {

@@ -195,8 +195,7 @@ static int listen_on(const char *host, int port, int *bound_port)
     }
     int fd = -1;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                    ai->ai_protocol);
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0)
             continue;
         int one = 1;
@@ -346,8 +345,8 @@ static int run_loop(server *s)
                 rc = EXIT_RUNTIME;
                 break;
             }
-            fprintf(stderr, "genloop serve: model ready (%s, context %d, %d slots)\n",
-                    s->o.alias, s->n_ctx, s->o.max_batch);
+            fprintf(stderr, "genloop serve: model ready (%s, context %d, %d slots)\n", s->o.alias,
+                    s->n_ctx, s->o.max_batch);
         }
         if (g_stop && !s->draining) {
             s->draining = true;
