@@ -259,6 +259,10 @@ typedef struct gl_engine_params {
     int n_threads;        /* 0: physical cores                            */
     int max_batch_tokens; /* prompt tokens per step (chunked prefill)     */
     int cache_type;       /* enum gl_cache_type                           */
+    bool prefix_reuse;    /* a new request whose prompt starts with tokens
+                           * a free slot still holds (from an earlier
+                           * request) keeps their cache entries instead of
+                           * recomputing them; outputs are unchanged      */
 } gl_engine_params;
 
 typedef struct gl_request {
@@ -293,6 +297,7 @@ typedef struct gl_request_status {
     const char *text; /* generated text, NUL-terminated        */
     size_t text_len;
     double queue_ms, prefill_ms, decode_ms, latency_ms, ttft_ms;
+    int n_reused; /* prompt tokens taken from a slot's cache (prefix reuse) */
 } gl_request_status;
 
 GL_API gl_engine_params gl_engine_default_params(void);
@@ -315,6 +320,7 @@ GL_API void gl_engine_release(gl_engine *e, int64_t id);
  * rows in proportion to their counts. */
 typedef struct gl_engine_stats {
     uint64_t steps, prefill_tokens, decode_tokens;
+    uint64_t reused_tokens; /* prompt tokens served from a slot's cache */
     double prefill_ms, decode_ms;
 } gl_engine_stats;
 GL_API void gl_engine_get_stats(const gl_engine *e, gl_engine_stats *st);

@@ -281,6 +281,14 @@ void gl_ctx_seq_reset(gl_ctx *c, int seq)
     c->seq_pos[seq] = 0;
 }
 
+bool gl_ctx_seq_truncate(gl_ctx *c, int seq, int64_t n)
+{
+    if (n < 0 || n > c->seq_pos[seq] || c->seq_pos[seq] > c->n_ctx)
+        return false;
+    c->seq_pos[seq] = n;
+    return true;
+}
+
 gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
 {
     const int n_vocab = c->m->cfg.n_vocab;

@@ -85,6 +85,11 @@ struct gl_ctx {
 gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err);
 /* Forgets one sequence's positions. */
 void gl_ctx_seq_reset(gl_ctx *c, int seq);
+/* Keeps the first n positions of a sequence and forgets the rest, so the
+ * next token fed goes to position n. Only exact while the ring has not
+ * wrapped (every position still in the cache): false, and nothing changed,
+ * otherwise. */
+bool gl_ctx_seq_truncate(gl_ctx *c, int seq, int64_t n);
 
 /* The architectures' forward passes, called by gl_ctx_forward with the row
  * tables filled in. */

@@ -57,7 +57,15 @@ typedef struct gl_req {
     size_t text_len, text_cap, emitted;
     gl_stop_reason stop;
     double t_submit, t_first, t_done, prefill_ms, decode_ms;
+    int n_reused; /* prompt tokens whose cache entries a slot already held */
 } gl_req;
+
+/* What a sequence slot's cache holds once its request is gone: the tokens at
+ * positions 0..n-1 (n = 0: nothing usable), for prefix reuse. */
+typedef struct slot_memo {
+    int32_t *toks;
+    int n, cap;
+} slot_memo;
 
 struct gl_engine {
     gl_model *m;
@@ -68,6 +76,8 @@ struct gl_engine {
     int n_reqs, cap_reqs;
     int64_t next_id;
     bool *slot_busy;
+    bool prefix_reuse;
+    slot_memo *memo; /* [max_seqs] */
     /* one batch, allocated once */
     int32_t *b_tok;
     int *b_seq, *b_out;
@@ -86,9 +96,12 @@ static double now_ms(void)
 
 gl_engine_params gl_engine_default_params(void)
 {
-    return (gl_engine_params){
-        .max_seqs = 8, .n_ctx = 0, .n_keep = 0, .n_threads = 0, .max_batch_tokens = 256
-    };
+    return (gl_engine_params){ .max_seqs = 8,
+                               .n_ctx = 0,
+                               .n_keep = 0,
+                               .n_threads = 0,
+                               .max_batch_tokens = 256,
+                               .prefix_reuse = true };
 }
 
 gl_request gl_request_default(void)
@@ -105,12 +118,14 @@ static gl_status engine_alloc(gl_engine *e, gl_error *err)
 {
     const int rows = e->budget + e->max_seqs;
     e->slot_busy = calloc((size_t)e->max_seqs, sizeof *e->slot_busy);
+    e->memo = calloc((size_t)e->max_seqs, sizeof *e->memo);
     e->b_tok = malloc(sizeof *e->b_tok * (size_t)rows);
     e->b_seq = malloc(sizeof *e->b_seq * (size_t)rows);
     e->b_out = malloc(sizeof *e->b_out * (size_t)rows);
     e->b_out_req = malloc(sizeof *e->b_out_req * (size_t)rows);
     e->b_logits = malloc(sizeof *e->b_logits * (size_t)e->max_seqs * (size_t)e->n_vocab);
-    if (!e->slot_busy || !e->b_tok || !e->b_seq || !e->b_out || !e->b_out_req || !e->b_logits)
+    if (!e->slot_busy || !e->memo || !e->b_tok || !e->b_seq || !e->b_out || !e->b_out_req ||
+        !e->b_logits)
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the engine's batch");
     return GL_OK;
 }
@@ -164,6 +179,7 @@ gl_status gl_engine_create(gl_engine **out, gl_model *m, const gl_engine_params 
         return st;
     }
     (*out)->own_ctx = true;
+    (*out)->prefix_reuse = p.prefix_reuse;
     return GL_OK;
 }
 
@@ -187,6 +203,9 @@ void gl_engine_free(gl_engine *e)
     for (int i = 0; i < e->n_reqs; i++)
         req_free(e->reqs[i]);
     free(e->reqs);
+    for (int s = 0; e->memo && s < e->max_seqs; s++)
+        free(e->memo[s].toks);
+    free(e->memo);
     free(e->slot_busy);
     free(e->b_tok);
     free(e->b_seq);
@@ -365,6 +384,29 @@ fail:
     return st;
 }
 
+/* Notes which tokens slot r->slot holds as r gives it up, when they are all
+ * still in the cache at their positions (no ring wrap, no crop, no trimmed
+ * history); otherwise the slot holds nothing reusable. */
+static void memo_slot(gl_engine *e, const gl_req *r)
+{
+    slot_memo *mm = &e->memo[r->slot];
+    mm->n = 0;
+    if (!e->prefix_reuse || r->base != 0 || r->win_start != 0)
+        return;
+    int64_t held = r->n_fed < e->c->seq_pos[r->slot] ? r->n_fed : e->c->seq_pos[r->slot];
+    if (held > e->c->n_ctx || held > r->n_toks || held < 1)
+        return;
+    if (held > mm->cap) {
+        int32_t *nt = realloc(mm->toks, sizeof *nt * (size_t)held);
+        if (!nt)
+            return;
+        mm->toks = nt;
+        mm->cap = (int)held;
+    }
+    memcpy(mm->toks, r->toks, sizeof *mm->toks * (size_t)held);
+    mm->n = (int)held;
+}
+
 static void finish(gl_engine *e, gl_req *r, gl_stop_reason why)
 {
     r->stop = why;
@@ -378,8 +420,10 @@ static void finish(gl_engine *e, gl_req *r, gl_stop_reason why)
     if (r->cb && r->text_len > r->emitted)
         r->cb(r->user, -1, r->text + r->emitted, r->text_len - r->emitted);
     r->emitted = r->text_len;
-    if (r->slot >= 0)
+    if (r->slot >= 0) {
+        memo_slot(e, r);
         e->slot_busy[r->slot] = false;
+    }
     r->slot = -1;
 }
 
@@ -472,6 +516,20 @@ static void advance(gl_engine *e, gl_req *r, float *logits)
     r->state = REQ_DECODE;
 }
 
+/* Prompt tokens of a waiting request that free slot s still holds at the
+ * same positions; the last prompt token is always fed, for its logits. */
+static int prefix_match(const gl_engine *e, const gl_req *r, int s)
+{
+    const slot_memo *mm = &e->memo[s];
+    if (!e->prefix_reuse || r->base != 0 || r->n_fed != 0 || mm->n == 0)
+        return 0;
+    const int lim = mm->n < r->n_prompt - 1 ? mm->n : r->n_prompt - 1;
+    int k = 0;
+    while (k < lim && mm->toks[k] == r->toks[k])
+        k++;
+    return k;
+}
+
 gl_status gl_engine_step(gl_engine *e, gl_error *err)
 {
     gl_ctx *c = e->c;
@@ -480,16 +538,31 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
         gl_req *r = e->reqs[i];
         if (r->state != REQ_WAITING)
             continue;
-        int slot = -1;
-        for (int s = 0; s < e->max_seqs && slot < 0; s++)
-            if (!e->slot_busy[s])
+        int slot = -1, reuse = 0;
+        for (int s = 0; s < e->max_seqs; s++) {
+            if (e->slot_busy[s])
+                continue;
+            const int match = prefix_match(e, r, s);
+            /* the longest reusable prefix; among equals, the slot holding
+             * the least, so others' caches survive longer */
+            if (slot < 0 || match > reuse || (match == reuse && e->memo[s].n < e->memo[slot].n)) {
                 slot = s;
+                reuse = match;
+            }
+        }
         if (slot < 0)
             break;
         e->slot_busy[slot] = true;
         r->slot = slot;
         r->state = REQ_PREFILL;
-        gl_ctx_seq_reset(c, slot);
+        e->memo[slot].n = 0; /* overwritten from here on */
+        if (reuse > 0 && gl_ctx_seq_truncate(c, slot, reuse)) {
+            r->n_fed = reuse;
+            r->n_reused = reuse;
+            e->stats.reused_tokens += (uint64_t)reuse;
+        } else {
+            gl_ctx_seq_reset(c, slot);
+        }
     }
 
     /* decodes first, one row each; then prompt chunks within the budget */
@@ -601,6 +674,7 @@ gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *ou
         .decode_ms = r->decode_ms,
         .latency_ms = r->state == REQ_DONE ? r->t_done - r->t_submit : now_ms() - r->t_submit,
         .ttft_ms = r->t_first > 0 ? r->t_first - r->t_submit : 0,
+        .n_reused = r->n_reused,
     };
     return GL_OK;
 }
@@ -611,8 +685,10 @@ void gl_engine_release(gl_engine *e, int64_t id)
         if (e->reqs[i]->id != id)
             continue;
         gl_req *r = e->reqs[i];
-        if (r->slot >= 0)
+        if (r->slot >= 0) {
+            memo_slot(e, r);
             e->slot_busy[r->slot] = false;
+        }
         req_free(r);
         memmove(e->reqs + i, e->reqs + i + 1, sizeof *e->reqs * (size_t)(e->n_reqs - i - 1));
         e->n_reqs--;

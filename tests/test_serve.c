@@ -355,7 +355,7 @@ Test(serve, endpoints)
     cr_assert(strstr(r.body, "\"object\":\"text_completion\"") &&
                   strstr(r.body, "\"finish_reason\":\"length\"") &&
                   strstr(r.body, "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":8,"
-                                 "\"total_tokens\":13}"),
+                                 "\"total_tokens\":13,"),
               "%s", r.body);
     response_free(&r);
     r = http(s.port, "POST", "/v1/chat/completions",
@@ -673,4 +673,36 @@ Test(serve, sigterm_drains)
     s.pid = -1;
     close(s.err_fd);
     cr_assert_lt(connect_to(s.port), 0, "still accepting after shutdown");
+}
+
+/* A prompt that extends an earlier one reuses its cache entries
+ * (usage.prompt_tokens_details.cached_tokens) and still matches genloop run. */
+Test(serve, prefix_reuse)
+{
+    const char *p1 = "Once upon a time, there was a little girl named Lily.";
+    const char *p2 = "Once upon a time, there was a little girl named Lily. She loved";
+    char *want = run_text(p2, "16", "11", "0.8");
+    server s = start_server((const char *const[]){ "--max-batch", "2", NULL });
+    char *b = completion_body(p1, "4", "1", "0", false);
+    response r = http(s.port, "POST", "/v1/completions", b, NULL);
+    free(b);
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.body, "\"cached_tokens\":0"), "%s", r.body);
+    response_free(&r);
+    b = completion_body(p2, "16", "11", "0.8", false);
+    r = http(s.port, "POST", "/v1/completions", b, NULL);
+    free(b);
+    cr_assert_eq(r.status, 200);
+    const char *ct = strstr(r.body, "\"cached_tokens\":");
+    cr_assert(ct && atoi(ct + 16) > 10, "no prefix reuse: %s", r.body);
+    json_object ch;
+    first_choice(r.body, &ch);
+    cr_assert_str_eq(json_get(&ch, "text")->str, want);
+    json_object_free(&ch);
+    response_free(&r);
+    r = http(s.port, "GET", "/metrics", NULL, NULL);
+    cr_assert(!strstr(r.body, "genloop_prompt_tokens_reused_total 0\n"), "%s", r.body);
+    response_free(&r);
+    free(want);
+    cr_assert_eq(stop_server(&s), 0);
 }

@@ -118,6 +118,7 @@ static void get_metrics(server *s, conn *c)
     int running = 0, busy = 0, open = 0;
     if (atomic_load(&s->state) == 1) {
         gl_engine_get_stats(s->e, &es);
+        s->met.prefix_reused_tokens = es.reused_tokens;
         busy = count_busy(s, &running);
     }
     for (int i = 0; i < s->o.max_conns; i++)
@@ -462,15 +463,17 @@ static void head_fields(server *s, conn *c, sbuf *b, bool chunk)
     sb_printf(b, ",\"system_fingerprint\":\"genloop-%s\"", GENLOOP_VERSION);
 }
 
-static void usage_fields(sbuf *b, const conn *c, int n_gen)
+static void usage_fields(sbuf *b, const conn *c, const gl_request_status *st)
 {
-    sb_printf(b, "\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}",
-              c->n_prompt, n_gen, c->n_prompt + n_gen);
+    sb_printf(b,
+              "\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d,"
+              "\"prompt_tokens_details\":{\"cached_tokens\":%d}}",
+              c->n_prompt, st->n_generated, c->n_prompt + st->n_generated, st->n_reused);
 }
 
 /* One SSE event: data: {chunk}\n\n, as one HTTP chunk. */
 static void sse_chunk(server *s, conn *c, const char *text, size_t len, const char *finish,
-                      int n_gen)
+                      const gl_request_status *st)
 {
     sbuf b = { 0 };
     sb_puts(&b, "data: ");
@@ -499,7 +502,7 @@ static void sse_chunk(server *s, conn *c, const char *text, size_t len, const ch
     sb_puts(&b, "}]");
     if (finish) {
         sb_puts(&b, ",");
-        usage_fields(&b, c, n_gen);
+        usage_fields(&b, c, st);
     }
     sb_puts(&b, "}\n\n");
     http_chunk(&c->out, b.p, b.len);
@@ -512,14 +515,14 @@ void completion_progress(server *s, conn *c)
     if (gl_engine_status(s->e, c->eid, &st))
         return;
     if (c->stream && c->pending.len > 0) {
-        sse_chunk(s, c, c->pending.p, c->pending.len, NULL, 0);
+        sse_chunk(s, c, c->pending.p, c->pending.len, NULL, &st);
         c->pending.len = 0;
     }
     if (!st.finished)
         return;
     const char *fr = finish_reason(st.stop);
     if (c->stream) {
-        sse_chunk(s, c, NULL, 0, fr, st.n_generated);
+        sse_chunk(s, c, NULL, 0, fr, &st);
         static const char done[] = "data: [DONE]\n\n";
         http_chunk(&c->out, done, sizeof done - 1);
         http_chunk(&c->out, "", 0);
@@ -539,7 +542,7 @@ void completion_progress(server *s, conn *c)
             sb_puts(&b, ",\"logprobs\":null");
         }
         sb_printf(&b, ",\"finish_reason\":\"%s\"}],", fr);
-        usage_fields(&b, c, st.n_generated);
+        usage_fields(&b, c, &st);
         sb_printf(&b, ",\"seed\":%llu}", (unsigned long long)c->seed);
         respond_json(s, c, 200, &b);
         sb_free(&b);
