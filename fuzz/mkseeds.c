@@ -302,6 +302,31 @@ static void detok_seeds(void)
     }
 }
 
+/* fuzz_http: byte 0 picks the limits, the rest is what a client sends. */
+static void http_seeds(void)
+{
+    static const char *const reqs[] = {
+        "GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
+        "POST /v1/completions HTTP/1.1\r\nContent-Length: 49\r\n\r\n"
+        "{\"prompt\":\"Once\",\"max_tokens\":4,\"stream\":true}",
+        "POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer k\r\nConnection: close\r\n"
+        "Content-Length: 80\r\n\r\n{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief\"},"
+        "{\"role\":\"user\",\"content\":\"hi\"}]}",
+        "POST /tokenize HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        "\r\nGET /v1/models?x=1 HTTP/1.1\n\n",
+    };
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        char name[32], buf[512];
+        const size_t n = strlen(reqs[i]);
+        for (int sel = 0; sel < 8; sel += 4) {
+            buf[0] = (char)sel;
+            memcpy(buf + 1, reqs[i], n);
+            snprintf(name, sizeof name, "req%zu-%d", i, sel);
+            put("http", name, buf, n + 1);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -316,6 +341,7 @@ int main(int argc, char **argv)
     gguf_and_model_seeds();
     tokenizer_seeds();
     detok_seeds();
+    http_seeds();
     printf("mkseeds: wrote %d seeds under %s\n", n_written, outdir);
     return 0;
 }
