@@ -706,3 +706,28 @@ Test(serve, prefix_reuse)
     free(want);
     cr_assert_eq(stop_server(&s), 0);
 }
+
+/* A client that stalls mid-request (or trickles bytes) gets 408 after
+ * --timeout, and others are served meanwhile. */
+Test(serve, stalled_client_times_out)
+{
+    server s = start_server((const char *const[]){ "--timeout", "0.5", NULL });
+    int slow = connect_to(s.port);
+    send_all(slow, "POST /v1/completions HTTP/1.1\r\nContent-Le", 40);
+    response r = http(s.port, "GET", "/v1/models", NULL, NULL);
+    cr_assert_eq(r.status, 200);
+    response_free(&r);
+    const double t0 = now_s();
+    for (int i = 0; i < 6; i++) { /* a byte every 0.2 s does not keep it alive */
+        struct pollfd p = { .fd = slow, .events = POLLIN };
+        if (poll(&p, 1, 200) > 0)
+            break;
+        send_all(slow, "n", 1);
+    }
+    cr_assert(read_response(slow, &r), "the stalled client got no answer");
+    cr_assert_eq(r.status, 408);
+    cr_assert_lt(now_s() - t0, 5.0);
+    response_free(&r);
+    close(slow);
+    cr_assert_eq(stop_server(&s), 0);
+}

@@ -35,7 +35,12 @@ typedef struct conn {
     int fd; /* -1: slot free */
     sbuf in, out;
     double t_active; /* last read or write progress, ms */
+    double t_req;    /* when the first byte of the request being read came */
     bool keep_alive, close_after;
+    bool lingering; /* response sent, write side shut: draining what the
+                     * client still sends so the close does not reset the
+                     * connection before it has read the response */
+    double t_linger;
     /* the completion in flight, if any */
     bool busy;
     int64_t eid;

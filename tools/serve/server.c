@@ -24,6 +24,9 @@
 #define GENLOOP_SOURCE_ROOT "."
 #endif
 #define DEFAULT_MODEL "models/stories260K.gguf"
+/* Response bytes a client may leave unread (a stream it does not consume)
+ * before it is dropped and its request cancelled. */
+#define MAX_UNSENT (16u << 20)
 
 static volatile sig_atomic_t g_stop; /* set by SIGTERM / SIGINT */
 
@@ -264,6 +267,10 @@ static bool conn_read(server *s, conn *c)
         size_t want = limit - c->in.len < sizeof buf ? limit - c->in.len : sizeof buf;
         ssize_t n = read(c->fd, buf, want);
         if (n > 0) {
+            if (c->lingering)
+                continue; /* discarded */
+            if (c->in.len == 0)
+                c->t_req = serve_now_ms();
             sb_put(&c->in, buf, (size_t)n);
             c->t_active = serve_now_ms();
             if (c->in.oom)
@@ -317,6 +324,7 @@ static void conn_serve(server *s, conn *c)
         c->keep_alive = r.keep_alive;
         route(s, c, &r);
         sb_consume(&c->in, (size_t)n);
+        c->t_req = serve_now_ms(); /* a pipelined request starts now */
     }
 }
 
@@ -411,10 +419,19 @@ static int run_loop(server *s)
                 conn_close(s, c);
                 continue;
             }
-            const double idle = serve_now_ms() - c->t_active;
-            if (c->close_after && c->out.len == 0) {
-                conn_close(s, c);
-            } else if (!c->busy && c->out.len == 0 && (s->draining || idle > timeout_ms)) {
+            const double t = serve_now_ms(), idle = t - c->t_active;
+            /* a request must arrive whole within --timeout, however slowly
+             * its bytes trickle in */
+            const bool late = c->in.len > 0 && t - c->t_req > timeout_ms;
+            if (c->lingering) {
+                if (t - c->t_linger > 1000 || s->draining)
+                    conn_close(s, c);
+            } else if (c->close_after && c->out.len == 0) {
+                shutdown(c->fd, SHUT_WR);
+                c->lingering = true;
+                c->t_linger = t;
+                c->in.len = 0;
+            } else if (!c->busy && c->out.len == 0 && (s->draining || idle > timeout_ms || late)) {
                 if (c->in.len > 0 && !s->draining) {
                     c->keep_alive = false;
                     respond_error(s, c, 408, "invalid_request_error", NULL, "timeout",
@@ -423,7 +440,7 @@ static int run_loop(server *s)
                     conn_write(c);
                 }
                 conn_close(s, c);
-            } else if (c->out.len > 0 && idle > timeout_ms) {
+            } else if ((c->out.len > 0 && idle > timeout_ms) || c->out.len > MAX_UNSENT) {
                 conn_close(s, c); /* a client that stopped reading */
             }
         }
