@@ -40,4 +40,8 @@ size_t gl_bpe_unmap(const char *text, size_t len, char *out);
 /* Number of merges in use and skipped as unusable. */
 void gl_bpe_counts(const gl_bpe *b, int *n_merges, int *n_skipped);
 
+/* Why the split rules in use are a fallback (an unknown tokenizer.ggml.pre),
+ * or NULL. */
+const char *gl_bpe_warning(const gl_bpe *b);
+
 #endif

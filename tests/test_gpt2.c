@@ -348,7 +348,6 @@ Test(gpt2_tokenizer, hostile_vocabularies)
     } cases[] = {
         { BPE_NO_MERGES, GL_ERR_FORMAT, "tokenizer.ggml.merges missing" },
         { BPE_MERGES_NOT_STR, GL_ERR_FORMAT, "tokenizer.ggml.merges is not a string array" },
-        { BPE_PRE_UNKNOWN, GL_ERR_UNSUPPORTED, "pre-tokenizer 'bogus-pre'" },
         { BPE_PRE_NOT_STR, GL_ERR_FORMAT, "tokenizer.ggml.pre is not a string" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -360,6 +359,22 @@ Test(gpt2_tokenizer, hostile_vocabularies)
         cr_expect(strstr(err.msg, cases[i].msg), "flaw %d: '%s' lacks '%s'", cases[i].flaw, err.msg,
                   cases[i].msg);
     }
+}
+
+/* An unknown pre-tokenizer name is not fatal: the default split rules
+ * apply and the tokenizer says so, naming it. */
+Test(gpt2_tokenizer, unknown_pre_tokenizer_warns)
+{
+    gl_tokenizer *t = NULL;
+    gl_error err = { 0 };
+    gl_status st = load_mini_bpe(BPE_PRE_UNKNOWN, &t, NULL, &err);
+    cr_assert_eq(st, GL_OK, "%s", err.msg);
+    const char *w = gl_tokenizer_warning(t);
+    cr_assert_not_null(w);
+    cr_expect(strstr(w, "'bogus-pre'") && strstr(w, "default"), "%s", w);
+    int32_t ids[16];
+    cr_expect_gt(gl_tokenizer_encode(t, "ab", 2, false, ids, 16, &err), 0, "%s", err.msg);
+    gl_tokenizer_free(t);
 }
 
 /* ---- kernels --------------------------------------------------------------- */

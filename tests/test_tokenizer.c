@@ -251,6 +251,77 @@ Test(tokenizer, llama_spm_vectors)
     free_vectors(&v);
 }
 
+/* Every vocabulary in ../shared/tokenizers with test vectors: all its
+ * vectors must match the reference ids, and detokenizing them must give the
+ * test string back byte for byte. Pass counts go to stderr. */
+static void check_vocab_vectors(const char *stem)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "ggml-vocab-%s.gguf", stem);
+    vectors v;
+    load_vectors(&v, rel);
+    snprintf(rel, sizeof rel, "tokenizers/ggml-vocab-%s.gguf", stem);
+    gl_tokenizer *t = load_shared(rel);
+    cr_expect_null(gl_tokenizer_warning(t), "%s: unexpected warning: %s", stem,
+                   gl_tokenizer_warning(t));
+    int failed = 0, trip_failed = 0;
+    for (int i = 0; i < v.n; i++) {
+        int32_t want[2048];
+        int n_want = 0;
+        const char *p = v.ids[i];
+        char *e;
+        for (long x; (x = strtol(p, &e, 10)), e != p; p = e) {
+            cr_assert_lt(n_want, 2048);
+            want[n_want++] = (int32_t)x;
+        }
+        int n;
+        int32_t *got = encode(t, v.str[i], v.len[i], false, &n);
+        bool same = n == n_want;
+        for (int j = 0; same && j < n; j++)
+            same = got[j] == want[j];
+        if (!same) {
+            failed++;
+            int j = 0;
+            while (j < n && j < n_want && got[j] == want[j])
+                j++;
+            cr_log_error("%s vector %d '%.*s': %d ids, want %d; first difference at %d: "
+                         "got %d want %d",
+                         stem, i, (int)v.len[i], v.str[i], n, n_want, j, j < n ? got[j] : -1,
+                         j < n_want ? want[j] : -1);
+        }
+        /* With BOS, as prompts start: SentencePiece drops its space prefix
+         * after it. */
+        int n_bos;
+        int32_t *with_bos = encode(t, v.str[i], v.len[i], true, &n_bos);
+        size_t dlen;
+        char *back = detok_all(t, with_bos, n_bos, &dlen);
+        free(with_bos);
+        if (dlen != v.len[i] || memcmp(back, v.str[i], dlen) != 0) {
+            trip_failed++;
+            cr_log_error("%s vector %d: round trip of '%.*s' gave '%s'", stem, i, (int)v.len[i],
+                         v.str[i], back);
+        }
+        free(back);
+        free(got);
+    }
+    fprintf(stderr, "tokenizer vectors %-15s %d/%d match, %d/%d round-trip\n", stem,
+            v.n - failed, v.n, v.n - trip_failed, v.n);
+    cr_expect_eq(failed, 0, "%d of %d %s vectors differ", failed, v.n, stem);
+    cr_expect_eq(trip_failed, 0, "%d of %d %s vectors do not round-trip", trip_failed, v.n, stem);
+    gl_tokenizer_free(t);
+    free_vectors(&v);
+}
+
+Test(tokenizer_vectors, llama_spm) { check_vocab_vectors("llama-spm"); }
+Test(tokenizer_vectors, phi_3) { check_vocab_vectors("phi-3"); }
+Test(tokenizer_vectors, gpt_2) { check_vocab_vectors("gpt-2"); }
+Test(tokenizer_vectors, deepseek_llm) { check_vocab_vectors("deepseek-llm"); }
+Test(tokenizer_vectors, deepseek_coder) { check_vocab_vectors("deepseek-coder"); }
+Test(tokenizer_vectors, falcon) { check_vocab_vectors("falcon"); }
+Test(tokenizer_vectors, starcoder) { check_vocab_vectors("starcoder"); }
+Test(tokenizer_vectors, mpt) { check_vocab_vectors("mpt"); }
+Test(tokenizer_vectors, refact) { check_vocab_vectors("refact"); }
+
 /* The prompts and prompt_tokens of the reference runs on stories260K. */
 Test(tokenizer, stories260k_prompts)
 {
