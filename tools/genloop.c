@@ -22,6 +22,9 @@ static const char usage_text[] =
     "  bench     -m MODEL [-p 128] [-n 64] [-t N] [-r REPS] [--json]\n"
     "  batch     -m MODEL --input prompts.jsonl [--output out.jsonl] [--max-batch B]\n"
     "            [-t THREADS] [-c CTX]   (continuous batching)\n"
+    "  chat      -m MODEL [--system TEXT] [--chat-template NAME] [sampling as run] [-c CTX]\n"
+    "  template  (-m MODEL | --template-file F | --chat-template NAME) --messages F.json\n"
+    "            [--bos TEXT] [--eos TEXT] [--no-generation-prompt]\n"
     "\n"
     "Run 'genloop <command> --help' for details.\n";
 
@@ -638,6 +641,10 @@ int main(int argc, char **argv)
         return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "batch"))
         return cmd_batch(argc - 2, argv + 2);
+    if (!strcmp(cmd, "template"))
+        return cmd_template(argc - 2, argv + 2);
+    if (!strcmp(cmd, "chat"))
+        return cmd_chat(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage_text, stdout);
         return 0;
