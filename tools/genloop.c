@@ -14,8 +14,8 @@ static const char usage_text[] =
     "  run       -m MODEL -p PROMPT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
     "            [--repeat-penalty R] [--repeat-last-n N] [--seed S] [-t THREADS] [-c CTX]\n"
     "            [--keep N] [--no-ring] [--context-policy ring|crop] [--no-echo] [--json]\n"
-    "            [--backend NAME]\n"
-    "  tokenize  -m MODEL [--no-bos] [-p TEXT]   (text from stdin when -p is absent)\n"
+    "            [--special] [--backend NAME]\n"
+    "  tokenize  -m MODEL [--no-bos] [--special] [-p TEXT]   (text from stdin when -p is absent)\n"
     "  eval      -m MODEL --ids \"1 2 3\" --logits-out FILE [-t THREADS] [-c CTX] [--keep N]\n"
     "  info      [MODEL] [--backend NAME]\n"
     "  synth     --shape NAME --type q4_0|q8_0|f16|f32 -o FILE.gguf   (synthetic model)\n"
@@ -31,7 +31,7 @@ static const char usage_text[] =
 /* Options shared by the commands; each command accepts its own subset. */
 typedef struct opts {
     const char *model, *prompt, *ids, *logits_out, *backend;
-    bool have_prompt, no_bos, json, no_ring, no_echo, have_seed;
+    bool have_prompt, no_bos, json, no_ring, no_echo, have_seed, special;
     long long n_predict, threads, n_ctx, keep, repeat_last_n;
     double temp, top_k, top_p, min_p, repeat_penalty;
     uint64_t seed;
@@ -159,6 +159,8 @@ static int parse(int argc, char **argv, const char *cmd, int mask, opts *o, cons
             o->no_ring = true;
         } else if (!strcmp(a, "--no-echo") && (mask & F_RUN)) {
             o->no_echo = true;
+        } else if (!strcmp(a, "--special") && (mask & (F_RUN | F_TOKENIZE))) {
+            o->special = true; /* control-token text becomes those tokens */
         } else if (!strcmp(a, "--cache-type")) {
             TAKES_VALUE(F_RUN | F_EVAL);
             o->cache_type = gl_cache_type_from_name(v);
@@ -205,6 +207,9 @@ static int load_model(const opts *o, bool vocab_only, gl_model **m)
         cli_error("%s", err.msg);
         return EXIT_RUNTIME;
     }
+    const char *warn = gl_model_tokenizer_warning(*m);
+    if (warn)
+        fprintf(stderr, "genloop: warning: %s\n", warn);
     return 0;
 }
 
@@ -248,7 +253,7 @@ static bool on_token(void *user, int32_t id, const char *text, size_t len)
     if (rs->stream) {
         fwrite(text, 1, len, stdout);
         fflush(stdout);
-        return true;
+        return !cli_sigint_pending(); /* Ctrl-C: end cleanly after this token */
     }
     if (rs->len + len + 1 > rs->cap) {
         size_t nc = (rs->cap ? rs->cap * 2 : 4096) + len;
@@ -260,6 +265,8 @@ static bool on_token(void *user, int32_t id, const char *text, size_t len)
     }
     memcpy(rs->text + rs->len, text, len);
     rs->len += len;
+    if (cli_sigint_pending())
+        return false;
     return true;
 }
 
@@ -297,7 +304,7 @@ static int cmd_run(int argc, char **argv)
     }
     const size_t plen = strlen(o.prompt);
     /* BOS as the vocabulary asks (SentencePiece: yes, GPT-2: no) */
-    int n = gl_tokenize(m, o.prompt, plen, mi.add_bos, NULL, 0, &err);
+    int n = gl_tokenize_special(m, o.prompt, plen, mi.add_bos, o.special, NULL, 0, &err);
     if (n < 0) {
         cli_error("%s", err.msg);
         rc = EXIT_RUNTIME;
@@ -310,7 +317,7 @@ static int cmd_run(int argc, char **argv)
     }
     rs.n_pos = n;
     prompt = malloc((size_t)n * sizeof *prompt);
-    if (!prompt || gl_tokenize(m, o.prompt, plen, mi.add_bos, prompt, n, &err) != n) {
+    if (!prompt || gl_tokenize_special(m, o.prompt, plen, mi.add_bos, o.special, prompt, n, &err) != n) {
         cli_error("tokenizing the prompt failed");
         rc = EXIT_RUNTIME;
         goto done;
@@ -354,6 +361,7 @@ static int cmd_run(int argc, char **argv)
         fflush(stdout);
     }
     gl_gen_result res;
+    cli_sigint_install();
     if (gl_generate(c, prompt, n, &gp, on_token, &rs, out, cap, &res, &err)) {
         if (!o.json)
             fputc('\n', stdout);
@@ -363,6 +371,9 @@ static int cmd_run(int argc, char **argv)
     }
     const double dec_tok_s = res.decode_ms > 0 ? res.n_generated / (res.decode_ms / 1e3) : 0;
     const double pre_tok_s = res.prefill_ms > 0 ? n / (res.prefill_ms / 1e3) : 0;
+    const char *stop_name = res.stop == GL_STOP_CALLBACK && cli_sigint_pending()
+                                ? "interrupted"
+                                : gl_stop_reason_name(res.stop);
     if (o.json) {
         printf("{\"prompt_tokens\": [");
         for (int i = 0; i < n; i++)
@@ -375,7 +386,7 @@ static int cmd_run(int argc, char **argv)
         json_write_str(stdout, rs.text ? rs.text : "", rs.len);
         printf(", \"stop\": \"%s\", \"seed\": %llu, \"timings\": {\"prefill_ms\": %.3f, "
                "\"decode_ms\": %.3f, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f}}\n",
-               gl_stop_reason_name(res.stop), (unsigned long long)gp.sampling.seed, res.prefill_ms,
+               stop_name, (unsigned long long)gp.sampling.seed, res.prefill_ms,
                res.decode_ms, pre_tok_s, dec_tok_s);
     } else {
         fputc('\n', stdout);
@@ -384,7 +395,7 @@ static int cmd_run(int argc, char **argv)
     fprintf(stderr,
             "genloop: prompt %d tok %.1f tok/s | decode %d tok %.1f tok/s | stop %s | seed "
             "%llu\n",
-            n, pre_tok_s, res.n_generated, dec_tok_s, gl_stop_reason_name(res.stop),
+            n, pre_tok_s, res.n_generated, dec_tok_s, stop_name,
             (unsigned long long)gp.sampling.seed);
 done:
     free(rs.text);
@@ -425,9 +436,9 @@ static int cmd_tokenize(int argc, char **argv)
     gl_model_get_info(m, &mi);
     const bool bos = !o.no_bos && mi.add_bos; /* as the vocabulary asks */
     const char *s = text ? text : o.prompt;
-    int n = gl_tokenize(m, s, len, bos, NULL, 0, &err);
+    int n = gl_tokenize_special(m, s, len, bos, o.special, NULL, 0, &err);
     if (n < 0 || !(ids = malloc((size_t)(n ? n : 1) * sizeof *ids)) ||
-        gl_tokenize(m, s, len, bos, ids, n, &err) != n) {
+        gl_tokenize_special(m, s, len, bos, o.special, ids, n, &err) != n) {
         cli_error("%s", n < 0 ? err.msg : "out of memory");
         rc = EXIT_RUNTIME;
         goto done;
