@@ -437,3 +437,225 @@ Test(chat_template, real_model_templates)
         free(src);
     }
 }
+
+/* ---- genloop chat ------------------------------------------------------------ */
+
+static int count(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Scripted through a pipe: one turn per line, /reset, /save, end of input
+ * exits cleanly; the cache is kept between turns (turn 2 feeds only its new
+ * tokens) and /reset really forgets (the next answer equals a fresh chat's). */
+Test(chat_cli, pipe_transcript)
+{
+    const char *model = shared_path("models/stories260K.gguf");
+    char save[64];
+    snprintf(save, sizeof save, "/tmp/genloop-chat-save-%d.json", (int)getpid());
+    char input[256];
+    snprintf(input, sizeof input,
+             "Once upon a time\nThe little dog\n/save %s\n/reset\nLily wanted to\n", save);
+    RUN(&r, input, "chat", "-m", model, "--temp", "0", "-n", "12", "-c", "256", "-t", "1",
+        "--system", "You tell stories.");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(count(r.err, "no chat template; using chatml"), 1, "%s", r.err);
+    cr_expect_eq(count(r.err, "genloop: turn "), 3, "%s", r.err);
+    cr_expect(strstr(r.err, "genloop: turn 1 ") && strstr(r.err, "genloop: turn 2 "), "%s", r.err);
+    cr_expect(strstr(r.err, "conversation reset"), "%s", r.err);
+    /* turn 2 feeds only its new tokens: the context after it is the context
+     * after turn 1, plus its new prompt, plus its answer */
+    int t1_new, t1_gen, t1_ctx, t2_new, t2_gen, t2_ctx;
+    const char *p1 = strstr(r.err, "genloop: turn 1 "), *p2 = strstr(r.err, "genloop: turn 2 ");
+    cr_assert(p1 && p2);
+    cr_assert_eq(sscanf(p1, "genloop: turn 1 | new prompt %d tok %*f ms | ttft %*f ms | decode %d "
+                            "tok %*f tok/s | context %d",
+                        &t1_new, &t1_gen, &t1_ctx),
+                 3, "%s", p1);
+    cr_assert_eq(sscanf(p2, "genloop: turn 2 | new prompt %d tok %*f ms | ttft %*f ms | decode %d "
+                            "tok %*f tok/s | context %d",
+                        &t2_new, &t2_gen, &t2_ctx),
+                 3, "%s", p2);
+    cr_expect_eq(t1_ctx, t1_new + t1_gen);
+    cr_expect_eq(t2_ctx, t1_ctx + t2_new + t2_gen, "turn 2 re-fed the history: %s", r.err);
+    cr_expect_lt(t2_new, t1_ctx + t2_new, "turn 2 fed the whole conversation");
+
+    /* /reset: the next answer is the answer of a fresh chat */
+    const char *out = strdup(r.out);
+    RUN(&r, "Lily wanted to\n", "chat", "-m", model, "--temp", "0", "-n", "12", "-c", "256", "-t",
+        "1", "--system", "You tell stories.");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    size_t lo = strlen(out), lf = strlen(r.out);
+    cr_expect(lo >= lf && !strcmp(out + lo - lf, r.out), "after /reset: '%s', fresh: '%s'", out,
+              r.out);
+    free((void *)out);
+
+    /* /save wrote the conversation before the reset as JSON messages */
+    size_t n;
+    char *js = slurp(save, &n);
+    cr_expect(strstr(js, "\"role\": \"system\", \"content\": \"You tell stories.\""), "%s", js);
+    cr_expect_eq(count(js, "\"role\": \"user\""), 2, "%s", js);
+    cr_expect_eq(count(js, "\"role\": \"assistant\""), 2, "%s", js);
+    /* and /load brings it back: the next turn is turn 3 */
+    char in2[256];
+    snprintf(in2, sizeof in2, "/load %s\nWhat next\n", save);
+    RUN(&r, in2, "chat", "-m", model, "--temp", "0", "-n", "4", "-c", "256", "-t", "1");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "loaded 5 messages") && strstr(r.err, "genloop: turn 3 "), "%s",
+              r.err);
+    free(js);
+    unlink(save);
+}
+
+/* Usage errors are one line and exit 2. */
+Test(chat_cli, usage_errors)
+{
+    RUN(&r, NULL, "chat");
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "genloop: error: missing -m"), "%s", r.err);
+    RUN(&r, NULL, "template", "--messages", "x.json");
+    cr_expect_eq(r.status, 2);
+    RUN(&r, NULL, "template", "--chat-template", "no-such-family", "--messages", "x.json");
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "unknown chat template 'no-such-family'"), "%s", r.err);
+}
+
+/* Reads what the pseudo-terminal shows until needle appears or ms pass. */
+static bool pty_wait(int fd, char *buf, size_t cap, size_t *len, const char *needle, int ms)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        buf[*len] = '\0';
+        if (strstr(buf, needle))
+            return true;
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        int left = ms - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        if (left <= 0)
+            return false;
+        struct pollfd pfd = { fd, POLLIN, 0 };
+        if (poll(&pfd, 1, left) <= 0)
+            continue;
+        char tmp[4096];
+        ssize_t k = read(fd, tmp, sizeof tmp);
+        if (k <= 0)
+            return strstr(buf, needle) != NULL;
+        /* keep the tail when the screen overflows the buffer */
+        if (*len + (size_t)k >= cap) {
+            size_t drop = *len + (size_t)k - cap / 2;
+            memmove(buf, buf + drop, *len - drop);
+            *len -= drop;
+        }
+        memcpy(buf + *len, tmp, (size_t)k);
+        *len += (size_t)k;
+    }
+}
+
+/* Under a terminal: Ctrl-C stops the answer (not the program), which
+ * prints its timing line and the prompt again; Ctrl-D exits cleanly. */
+Test(chat_cli, pty_ctrl_c_and_ctrl_d)
+{
+    const char *model = shared_path("models/stories260K.gguf");
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    cr_assert_geq(master, 0);
+    cr_assert_eq(grantpt(master), 0);
+    cr_assert_eq(unlockpt(master), 0);
+    const char *slave_name = ptsname(master);
+    cr_assert_not_null(slave_name);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setsid();
+        int s = open(slave_name, O_RDWR); /* becomes the controlling terminal */
+        if (s < 0)
+            _exit(127);
+        dup2(s, 0);
+        dup2(s, 1);
+        dup2(s, 2);
+        if (s > 2)
+            close(s);
+        /* an answer that never ends by itself: no length limit, sliding ring */
+        execl(cli_bin(), cli_bin(), "chat", "-m", model, "-n", "-1", "-c", "64", "-t", "1",
+              "--temp", "1", "--seed", "7", (char *)NULL);
+        _exit(127);
+    }
+    static char buf[1 << 16];
+    size_t len = 0;
+    cr_assert(pty_wait(master, buf, sizeof buf, &len, "> ", 20000), "no prompt: %s", buf);
+    cr_assert_eq(write(master, "Once upon a time\n", 17), 17);
+    /* let the answer stream a while, then Ctrl-C */
+    size_t before = len;
+    pty_wait(master, buf, sizeof buf, &len, "\x01never", 700);
+    cr_expect_gt(len, before + 20, "no answer streamed: %s", buf);
+    cr_assert_eq(write(master, "\x03", 1), 1);
+    /* the timing line (stderr), then the prompt again (stdout) */
+    cr_expect(pty_wait(master, buf, sizeof buf, &len, "stop interrupted\r\n> ", 10000),
+              "Ctrl-C did not stop the answer: ...%s", len > 400 ? buf + len - 400 : buf);
+    /* still alive: Ctrl-D at an empty line exits with status 0 */
+    cr_assert_eq(write(master, "\x04", 1), 1);
+    int status = -1;
+    for (int i = 0; i < 200; i++) {
+        pty_wait(master, buf, sizeof buf, &len, "\x01never", 50);
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            break;
+    }
+    if (waitpid(pid, &status, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        cr_assert_fail("Ctrl-D did not end the chat");
+    }
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    close(master);
+}
+
+/* genloop run: SIGINT ends generation cleanly, with the text flushed and
+ * the timing line printed, exit status 0. */
+Test(chat_cli, run_sigint_is_clean)
+{
+    const char *model = shared_path("models/stories260K.gguf");
+    int out[2], err[2];
+    cr_assert_eq(pipe(out), 0);
+    cr_assert_eq(pipe(err), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        close(out[0]);
+        close(err[0]);
+        execl(cli_bin(), cli_bin(), "run", "-m", model, "-p", "Once upon a time", "-n", "-1", "-c",
+              "64", "-t", "1", "--seed", "3", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    static char o[1 << 20], e[8192];
+    size_t lo = 0, le = 0;
+    /* wait for text, then interrupt */
+    struct pollfd pfd = { out[0], POLLIN, 0 };
+    cr_assert_gt(poll(&pfd, 1, 20000), 0, "no output");
+    usleep(300000);
+    kill(pid, SIGINT);
+    for (;;) {
+        ssize_t k = read(out[0], o + lo, sizeof o - 1 - lo);
+        if (k <= 0)
+            break;
+        lo += (size_t)k;
+        if (lo == sizeof o - 1)
+            lo = 0; /* keep reading; only the end matters */
+    }
+    for (ssize_t k; (k = read(err[0], e + le, sizeof e - 1 - le)) > 0;)
+        le += (size_t)k;
+    e[le] = '\0';
+    int status;
+    waitpid(pid, &status, 0);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d, stderr %s", status, e);
+    cr_expect(strstr(e, "stop interrupted"), "%s", e);
+    cr_expect(lo > 0 && o[lo - 1] == '\n', "output not ended by a newline");
+    close(out[0]);
+    close(err[0]);
+}

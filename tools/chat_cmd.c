@@ -573,6 +573,14 @@ static gl_status feed(chat *ch, const int32_t *ids, int n, gl_error *err)
     return st;
 }
 
+static int user_turns(const chat_log *l)
+{
+    int n = 0;
+    for (int i = 0; i < l->n; i++)
+        n += !strcmp(l->m[i].role, "user");
+    return n;
+}
+
 /* One turn: render, feed what the cache lacks, stream the answer. */
 static int chat_turn(chat *ch, const char *user_text)
 {
@@ -685,7 +693,7 @@ static int chat_turn(chat *ch, const char *user_text)
     fprintf(stderr,
             "genloop: turn %d | new prompt %d tok %.1f ms | ttft %.1f ms | decode %d tok %.1f "
             "tok/s | context %lld/%d | stop %s\n",
-            (ch->log.n + 1) / 2, n, t_prefill - t0, (t_first ? t_first : t_end) - t0, n_gen,
+            user_turns(&ch->log), n, t_prefill - t0, (t_first ? t_first : t_end) - t0, n_gen,
             dec_ms > 0 ? n_gen / (dec_ms / 1e3) : 0.0, (long long)gl_ctx_pos(ch->c), ch->n_ctx,
             stop);
     cli_sigint_clear();
