@@ -598,12 +598,15 @@ Test(chat_cli, pty_ctrl_c_and_ctrl_d)
     /* still alive: Ctrl-D at an empty line exits with status 0 */
     cr_assert_eq(write(master, "\x04", 1), 1);
     int status = -1;
-    for (int i = 0; i < 200; i++) {
-        pty_wait(master, buf, sizeof buf, &len, "\x01never", 50);
-        if (waitpid(pid, &status, WNOHANG) == pid)
-            break;
+    bool exited = false;
+    for (int i = 0; i < 400 && !exited; i++) {
+        len = 0;
+        pty_wait(master, buf, sizeof buf, &len, "\x01never", 10); /* drain the screen */
+        exited = waitpid(pid, &status, WNOHANG) == pid;
+        if (!exited)
+            usleep(25000);
     }
-    if (waitpid(pid, &status, WNOHANG) == 0) {
+    if (!exited) {
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
         cr_assert_fail("Ctrl-D did not end the chat");
