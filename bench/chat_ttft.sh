@@ -24,3 +24,27 @@ done | "$bin" chat -m "$model" --temp 0 -n 24 -c 2048 -t 1 2>&1 >/dev/null |
         }
         printf "turn %2d: new prompt %3d tok, ttft %7.2f ms, context %s\n", turn, newtok, ttft, ctx
     }'
+
+# For comparison: the same conversation re-processed from scratch (what a
+# chat without a kept cache pays): /load the first turns-1 turns, then ask
+# the last one.
+tmp=${TMPDIR:-/tmp}/chat_ttft.$$.json
+i=1
+{
+    while [ "$i" -lt "$turns" ]; do
+        echo "Tell me about the little dog number $i in the park."
+        i=$((i + 1))
+    done
+    echo "/save $tmp"
+} | "$bin" chat -m "$model" --temp 0 -n 24 -c 2048 -t 1 >/dev/null 2>&1
+printf '/load %s\nTell me about the little dog number %s in the park.\n' "$tmp" "$turns" |
+    "$bin" chat -m "$model" --temp 0 -n 24 -c 2048 -t 1 2>&1 >/dev/null |
+    awk '/^genloop: turn/ {
+        for (k = 1; k <= NF; k++) {
+            if ($k == "turn") turn = $(k + 1);
+            if ($k == "prompt") newtok = $(k + 1);
+            if ($k == "ttft") ttft = $(k + 1);
+        }
+        printf "turn %2d re-processed from scratch: prompt %3d tok, ttft %7.2f ms\n", turn, newtok, ttft
+    }'
+rm -f "$tmp"

@@ -502,9 +502,13 @@ static gl_status load_specials(gl_tokenizer *t, const gguf_file *g, gl_error *er
     if ((st = load_id(t, g, "tokenizer.ggml.eot_token_id", -1, &t->eot, err)) ||
         (st = load_id(t, g, "tokenizer.ggml.eom_token_id", -1, &t->eom, err)))
         return st;
-    static const char *const turn_ends[] = { "<|eot_id|>", "<|im_end|>",    "<|end|>",
-                                             "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
-                                             "<EOT>" };
+    /* The reference's list, plus the end-of-turn tokens of the DeepSeek
+     * Coder and Command-R chat formats, which the reference leaves to the
+     * file's eot id. */
+    static const char *const turn_ends[] = {
+        "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
+        "<EOT>",      "<|EOT|>",    "<|END_OF_TURN_TOKEN|>",
+    };
     add_eog(t, t->eos);
     add_eog(t, t->eot);
     add_eog(t, t->eom);

@@ -322,6 +322,44 @@ Test(tokenizer_vectors, starcoder) { check_vocab_vectors("starcoder"); }
 Test(tokenizer_vectors, mpt) { check_vocab_vectors("mpt"); }
 Test(tokenizer_vectors, refact) { check_vocab_vectors("refact"); }
 
+/* Control tokens are single tokens only when the text is parsed with
+ * specials; every end-of-turn token ends generation. */
+Test(tokenizer_vectors, special_tokens_and_eog)
+{
+    gl_tokenizer *t = load_shared("tokenizers/ggml-vocab-phi-3.gguf");
+    const char *text = "<|user|>\nHi<|end|>\n<|assistant|>\n";
+    int32_t ids[64];
+    gl_error err;
+    int n = gl_tokenizer_encode_ex(t, text, strlen(text), false, true, ids, 64, &err);
+    cr_assert_gt(n, 3, "%s", err.msg);
+    cr_expect_eq(ids[0], gl_tokenizer_find(t, "<|user|>", 8));
+    bool has_end = false;
+    for (int i = 0; i < n; i++)
+        has_end |= ids[i] == gl_tokenizer_find(t, "<|end|>", 7);
+    cr_expect(has_end);
+    /* as plain text: no control token at all */
+    n = gl_tokenizer_encode_ex(t, text, strlen(text), false, false, ids, 64, &err);
+    for (int i = 0; i < n; i++)
+        cr_expect_neq(gl_tokenizer_type(t, ids[i]), GL_TOKEN_CONTROL, "id %d", ids[i]);
+    cr_expect(gl_tokenizer_is_eog(t, gl_tokenizer_eos(t)));
+    cr_expect(gl_tokenizer_is_eog(t, gl_tokenizer_find(t, "<|end|>", 7)));
+    cr_expect(gl_tokenizer_is_eog(t, gl_tokenizer_find(t, "<|endoftext|>", 13)));
+    cr_expect(!gl_tokenizer_is_eog(t, gl_tokenizer_find(t, "<|user|>", 8)));
+    cr_expect(!gl_tokenizer_is_eog(t, gl_tokenizer_bos(t)));
+    /* control tokens print nothing */
+    size_t len;
+    gl_tokenizer_piece(t, gl_tokenizer_find(t, "<|end|>", 7), &len);
+    cr_expect_eq(len, 0);
+    gl_tokenizer_free(t);
+
+    /* user-defined tokens are whole tokens even in plain text */
+    t = load_shared("tokenizers/ggml-vocab-deepseek-coder.gguf");
+    n = gl_tokenizer_encode_ex(t, "<|EOT|>", 7, false, false, ids, 64, &err);
+    cr_expect(n == 1 && ids[0] == gl_tokenizer_find(t, "<|EOT|>", 7), "%d ids", n);
+    cr_expect(gl_tokenizer_is_eog(t, ids[0]));
+    gl_tokenizer_free(t);
+}
+
 /* The prompts and prompt_tokens of the reference runs on stories260K. */
 Test(tokenizer, stories260k_prompts)
 {
