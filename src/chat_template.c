@@ -163,8 +163,11 @@ static family detect(const char *t)
         return F_MINICPM;
     if (has(t, "'Assistant: ' + message['content'] + eos_token"))
         return F_DEEPSEEK2;
-    if (has(t, "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>") && has(t, "<\xEF\xBD\x9CUser\xEF\xBD\x9C>") &&
-        has(t, "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>"))
+    if (has(t, "<\xEF\xBD\x9C"
+               "Assistant\xEF\xBD\x9C>") &&
+        has(t, "<\xEF\xBD\x9CUser\xEF\xBD\x9C>") &&
+        has(t, "<\xEF\xBD\x9C"
+               "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>"))
         return F_DEEPSEEK3;
     if (has(t, "[|system|]") && has(t, "[|assistant|]") && has(t, "[|endofturn|]"))
         return F_EXAONE3;
@@ -581,13 +584,15 @@ static void render(sbuf *b, family f, const gl_chat_message *m, int n, bool gen,
                 put(b, "<\xEF\xBD\x9CUser\xEF\xBD\x9C>");
                 put(b, content(&m[i]));
             } else if (is_role(&m[i], "assistant")) {
-                put(b, "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>");
+                put(b, "<\xEF\xBD\x9C"
+                       "Assistant\xEF\xBD\x9C>");
                 put(b, content(&m[i]));
                 put(b, eos);
             }
         }
         if (gen)
-            put(b, "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>");
+            put(b, "<\xEF\xBD\x9C"
+                   "Assistant\xEF\xBD\x9C>");
         break;
     case F_COMMAND_R:
         for (int i = 0; i < n; i++) {
@@ -727,7 +732,8 @@ static void render(sbuf *b, family f, const gl_chat_message *m, int n, bool gen,
 static const char *default_eos(family f)
 {
     return f == F_DEEPSEEK2 || f == F_DEEPSEEK3
-               ? "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>"
+               ? "<\xEF\xBD\x9C"
+                 "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>"
                : "</s>";
 }
 

@@ -506,8 +506,8 @@ static gl_status load_specials(gl_tokenizer *t, const gguf_file *g, gl_error *er
      * Coder and Command-R chat formats, which the reference leaves to the
      * file's eot id. */
     static const char *const turn_ends[] = {
-        "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
-        "<EOT>",      "<|EOT|>",    "<|END_OF_TURN_TOKEN|>",
+        "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",         "<|endoftext|>",
+        "<|eom_id|>", "<EOT>",      "<|EOT|>", "<|END_OF_TURN_TOKEN|>",
     };
     add_eog(t, t->eos);
     add_eog(t, t->eot);

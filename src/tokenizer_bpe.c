@@ -116,32 +116,32 @@ typedef struct cp_range {
 
 /* DeepSeek LLM's letter set (cased scripts: Latin, Greek, Cyrillic, ...) */
 static const cp_range dsllm_letters[] = {
-    { 0x0041, 0x005A }, { 0x0061, 0x007A }, { 0x00B5, 0x00B5 }, { 0x00C0, 0x00D6 },
-    { 0x00D8, 0x00F6 }, { 0x00F8, 0x01BA }, { 0x01BC, 0x01BF }, { 0x01C4, 0x0293 },
-    { 0x0295, 0x02AF }, { 0x0370, 0x0373 }, { 0x0376, 0x0377 }, { 0x037B, 0x037D },
-    { 0x037F, 0x037F }, { 0x0386, 0x0386 }, { 0x0388, 0x038A }, { 0x038C, 0x038C },
-    { 0x038E, 0x03A1 }, { 0x03A3, 0x03F5 }, { 0x03F7, 0x0481 }, { 0x048A, 0x052F },
-    { 0x0531, 0x0556 }, { 0x10A0, 0x10C5 }, { 0x13A0, 0x13F5 }, { 0x13F8, 0x13FD },
-    { 0x1C90, 0x1CBA }, { 0x1CBD, 0x1CBF }, { 0x1D00, 0x1D2B }, { 0x1D6B, 0x1D77 },
-    { 0x1D79, 0x1D9A }, { 0x1E00, 0x1F15 }, { 0x1F18, 0x1F1D }, { 0x1F20, 0x1F45 },
-    { 0x1F48, 0x1F4D }, { 0x1F50, 0x1F57 }, { 0x1F59, 0x1F59 }, { 0x1F5B, 0x1F5B },
-    { 0x1F5D, 0x1F5D }, { 0x1F5F, 0x1F7D }, { 0x1F80, 0x1FB4 }, { 0x1FB6, 0x1FBC },
-    { 0x1FBE, 0x1FBE }, { 0x1FC2, 0x1FC4 }, { 0x1FC6, 0x1FCC }, { 0x1FD0, 0x1FD3 },
-    { 0x1FD6, 0x1FDB }, { 0x1FE0, 0x1FEC }, { 0x1FF2, 0x1FF4 }, { 0x1FF6, 0x1FFC },
-    { 0x2102, 0x2102 }, { 0x2107, 0x2107 }, { 0x210A, 0x2113 }, { 0x2115, 0x2115 },
-    { 0x2119, 0x211D }, { 0x2124, 0x2124 }, { 0x2126, 0x2126 }, { 0x2128, 0x2128 },
-    { 0x212A, 0x212D }, { 0x212F, 0x2134 }, { 0x2139, 0x2139 }, { 0x213C, 0x213F },
-    { 0x2145, 0x2149 }, { 0x214E, 0x214E }, { 0x2183, 0x2184 }, { 0x2C00, 0x2C7B },
-    { 0x2C7E, 0x2CE4 }, { 0x2CEB, 0x2CEE }, { 0x2CF2, 0x2CF3 }, { 0xA640, 0xA66D },
-    { 0xA680, 0xA69B }, { 0xA722, 0xA76F }, { 0xA771, 0xA787 }, { 0xA78B, 0xA78E },
-    { 0xAB70, 0xABBF }, { 0xFB00, 0xFB06 }, { 0xFB13, 0xFB17 }, { 0xFF21, 0xFF3A },
-    { 0xFF41, 0xFF5A }, { 0x10400, 0x1044F }, { 0x104B0, 0x104D3 }, { 0x104D8, 0x104FB },
+    { 0x0041, 0x005A },   { 0x0061, 0x007A },   { 0x00B5, 0x00B5 },   { 0x00C0, 0x00D6 },
+    { 0x00D8, 0x00F6 },   { 0x00F8, 0x01BA },   { 0x01BC, 0x01BF },   { 0x01C4, 0x0293 },
+    { 0x0295, 0x02AF },   { 0x0370, 0x0373 },   { 0x0376, 0x0377 },   { 0x037B, 0x037D },
+    { 0x037F, 0x037F },   { 0x0386, 0x0386 },   { 0x0388, 0x038A },   { 0x038C, 0x038C },
+    { 0x038E, 0x03A1 },   { 0x03A3, 0x03F5 },   { 0x03F7, 0x0481 },   { 0x048A, 0x052F },
+    { 0x0531, 0x0556 },   { 0x10A0, 0x10C5 },   { 0x13A0, 0x13F5 },   { 0x13F8, 0x13FD },
+    { 0x1C90, 0x1CBA },   { 0x1CBD, 0x1CBF },   { 0x1D00, 0x1D2B },   { 0x1D6B, 0x1D77 },
+    { 0x1D79, 0x1D9A },   { 0x1E00, 0x1F15 },   { 0x1F18, 0x1F1D },   { 0x1F20, 0x1F45 },
+    { 0x1F48, 0x1F4D },   { 0x1F50, 0x1F57 },   { 0x1F59, 0x1F59 },   { 0x1F5B, 0x1F5B },
+    { 0x1F5D, 0x1F5D },   { 0x1F5F, 0x1F7D },   { 0x1F80, 0x1FB4 },   { 0x1FB6, 0x1FBC },
+    { 0x1FBE, 0x1FBE },   { 0x1FC2, 0x1FC4 },   { 0x1FC6, 0x1FCC },   { 0x1FD0, 0x1FD3 },
+    { 0x1FD6, 0x1FDB },   { 0x1FE0, 0x1FEC },   { 0x1FF2, 0x1FF4 },   { 0x1FF6, 0x1FFC },
+    { 0x2102, 0x2102 },   { 0x2107, 0x2107 },   { 0x210A, 0x2113 },   { 0x2115, 0x2115 },
+    { 0x2119, 0x211D },   { 0x2124, 0x2124 },   { 0x2126, 0x2126 },   { 0x2128, 0x2128 },
+    { 0x212A, 0x212D },   { 0x212F, 0x2134 },   { 0x2139, 0x2139 },   { 0x213C, 0x213F },
+    { 0x2145, 0x2149 },   { 0x214E, 0x214E },   { 0x2183, 0x2184 },   { 0x2C00, 0x2C7B },
+    { 0x2C7E, 0x2CE4 },   { 0x2CEB, 0x2CEE },   { 0x2CF2, 0x2CF3 },   { 0xA640, 0xA66D },
+    { 0xA680, 0xA69B },   { 0xA722, 0xA76F },   { 0xA771, 0xA787 },   { 0xA78B, 0xA78E },
+    { 0xAB70, 0xABBF },   { 0xFB00, 0xFB06 },   { 0xFB13, 0xFB17 },   { 0xFF21, 0xFF3A },
+    { 0xFF41, 0xFF5A },   { 0x10400, 0x1044F }, { 0x104B0, 0x104D3 }, { 0x104D8, 0x104FB },
     { 0x10C80, 0x10CB2 }, { 0x10CC0, 0x10CF2 }, { 0x118A0, 0x118DF }, { 0x1E900, 0x1E943 },
 };
 /* [!-/:-~！-／：-～‘-‟　-。] (note ':'-'~' spans the ASCII letters) */
 static const cp_range dsllm_punct[] = {
-    { 0x0021, 0x002F }, { 0x003A, 0x007E }, { 0x2018, 0x201F }, { 0x3000, 0x3002 },
-    { 0xFF01, 0xFF0F }, { 0xFF1A, 0xFF5E },
+    { 0x0021, 0x002F }, { 0x003A, 0x007E }, { 0x2018, 0x201F },
+    { 0x3000, 0x3002 }, { 0xFF01, 0xFF0F }, { 0xFF1A, 0xFF5E },
 };
 /* [一-龥ࠀ-一가-퟿] */
 static const cp_range cjk_hangul[] = {
@@ -155,7 +155,8 @@ static const cp_range cjk_kana[] = {
 };
 /* ASCII symbols Falcon's first expression adds to \p{P}: [$+<=>^~|`] */
 static const cp_range falcon_symbols[] = {
-    { '$', '$' }, { '+', '+' }, { '<', '>' }, { '^', '^' }, { '`', '`' }, { '|', '|' }, { '~', '~' },
+    { '$', '$' }, { '+', '+' }, { '<', '>' }, { '^', '^' },
+    { '`', '`' }, { '|', '|' }, { '~', '~' },
 };
 /* The default expression's set: the same without '`' */
 static const cp_range default_symbols[] = {
@@ -165,7 +166,10 @@ static const cp_range ascii_digits[] = { { '0', '9' } };
 static const cp_range ascii_letters[] = { { 'A', 'Z' }, { 'a', 'z' } };
 /* DeepSeek V3's [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]: all ASCII punctuation */
 static const cp_range ascii_punct[] = {
-    { 0x21, 0x2F }, { 0x3A, 0x40 }, { 0x5B, 0x60 }, { 0x7B, 0x7E },
+    { 0x21, 0x2F },
+    { 0x3A, 0x40 },
+    { 0x5B, 0x60 },
+    { 0x7B, 0x7E },
 };
 
 #define RANGES(r) .ranges = (r), .n_ranges = (int)(sizeof(r) / sizeof((r)[0]))
@@ -200,8 +204,8 @@ typedef struct split_rule {
     char_class prefix; /* empty: no prefix */
     bool prefix_required;
     char_class run;
-    int min_run, max_run; /* min 0 means 1 */
-    char_class suffix;    /* empty: none */
+    int min_run, max_run;        /* min 0 means 1 */
+    char_class suffix;           /* empty: none */
     const char *const *suffixes; /* SPLIT_CONTRACTION: NULL-terminated */
     bool ignore_case;
 } split_rule;
@@ -216,15 +220,21 @@ typedef struct split_stage {
 } split_stage;
 
 typedef struct pretokenizer {
-    const char *names[8]; /* tokenizer.ggml.pre values, NULL-terminated */
+    const char *names[8];  /* tokenizer.ggml.pre values, NULL-terminated */
     split_stage stages[6]; /* applied in order; ends at an empty stage */
     bool ignore_merges;    /* a piece that is a token is taken whole */
 } pretokenizer;
 
 static const char *const english_contractions[] = { "s", "t", "re", "ve", "m", "ll", "d", NULL };
 
-#define CLS(f) { .flags = (f) }
-#define NOT(f) { .flags = (f), .neg = true }
+#define CLS(f)                                                                                     \
+    {                                                                                              \
+        .flags = (f)                                                                               \
+    }
+#define NOT(f)                                                                                     \
+    {                                                                                              \
+        .flags = (f), .neg = true                                                                  \
+    }
 
 /* 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ */
 #define GPT2_STAGE                                                                                 \
@@ -245,10 +255,13 @@ static const char *const english_contractions[] = { "s", "t", "re", "ve", "m", "
     {                                                                                              \
         .rules = {                                                                                 \
             { .op = SPLIT_CONTRACTION, .suffixes = english_contractions, .ignore_case = true },    \
-            { .op = SPLIT_RUN, .prefix = NOT(C_CR | C_LF | C_LETTER | C_NUMBER),                   \
+            { .op = SPLIT_RUN,                                                                     \
+              .prefix = NOT(C_CR | C_LF | C_LETTER | C_NUMBER),                                    \
               .run = CLS(C_LETTER) },                                                              \
             { .op = SPLIT_RUN, .run = CLS(C_NUMBER), .max_run = (maxn) },                          \
-            { .op = SPLIT_RUN, .prefix = CLS(C_SP), .run = NOT(C_SPACE | C_LETTER | C_NUMBER),     \
+            { .op = SPLIT_RUN,                                                                     \
+              .prefix = CLS(C_SP),                                                                 \
+              .run = NOT(C_SPACE | C_LETTER | C_NUMBER),                                           \
               .suffix = CLS(C_CR | C_LF) },                                                        \
             { .op = SPLIT_SPACE_TO_NEWLINE },                                                      \
             { .op = SPLIT_SPACE_NOT_BEFORE_TEXT },                                                 \
@@ -256,7 +269,10 @@ static const char *const english_contractions[] = { "s", "t", "re", "ve", "m", "
         }                                                                                          \
     }
 
-#define ONE_RUN(...) { .rules = { { .op = SPLIT_RUN, __VA_ARGS__ } } }
+#define ONE_RUN(...)                                                                               \
+    {                                                                                              \
+        .rules = { { .op = SPLIT_RUN, __VA_ARGS__ } }                                              \
+    }
 
 /* The split rules of each tokenizer.ggml.pre value, from the regular
  * expressions the reference implementation uses for it. The first entry is

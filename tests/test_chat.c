@@ -55,7 +55,7 @@ typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
 typedef struct jval {
     jtype t;
     bool b;
-    char *s; /* J_STR */
+    char *s;            /* J_STR */
     struct jval *items; /* J_ARR, J_OBJ (values) */
     char **keys;        /* J_OBJ */
     int n;
@@ -111,12 +111,12 @@ static char *jstring(const char **p)
         case 'b': *w++ = '\b'; break;
         case 'f': *w++ = '\f'; break;
         case 'u': {
-            unsigned cp = (unsigned)strtoul((char[5]){ (*p)[0], (*p)[1], (*p)[2], (*p)[3], 0 },
-                                            NULL, 16);
+            unsigned cp =
+                (unsigned)strtoul((char[5]){ (*p)[0], (*p)[1], (*p)[2], (*p)[3], 0 }, NULL, 16);
             *p += 4;
             if (cp >= 0xD800 && cp < 0xDC00 && (*p)[0] == '\\' && (*p)[1] == 'u') {
-                unsigned lo = (unsigned)strtoul(
-                    (char[5]){ (*p)[2], (*p)[3], (*p)[4], (*p)[5], 0 }, NULL, 16);
+                unsigned lo =
+                    (unsigned)strtoul((char[5]){ (*p)[2], (*p)[3], (*p)[4], (*p)[5], 0 }, NULL, 16);
                 *p += 6;
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             }
@@ -254,7 +254,8 @@ static const char *generation_prompt(const char *family)
         { "vicuna-orca", "ASSISTANT:" },
         { "deepseek", "### Response:\n" },
         { "deepseek2", "Assistant:" },
-        { "deepseek3", "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>" },
+        { "deepseek3", "<\xEF\xBD\x9C"
+                       "Assistant\xEF\xBD\x9C>" },
         { "command-r", "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>" },
         { "llama3", "<|start_header_id|>assistant<|end_header_id|>\n\n" },
         { "chatglm3", "<|assistant|>" },
@@ -277,9 +278,8 @@ static char *render(const char *tmpl, const tcase *c, bool gen)
     int n = gl_chat_render(tmpl, c->msgs, c->n_msgs, gen, c->bos, c->eos, NULL, 0, &err);
     cr_assert_geq(n, 0, "%s: %s", c->name, err.msg);
     char *s = malloc((size_t)n + 1);
-    cr_assert_eq(gl_chat_render(tmpl, c->msgs, c->n_msgs, gen, c->bos, c->eos, s, (size_t)n + 1,
-                                &err),
-                 n);
+    cr_assert_eq(
+        gl_chat_render(tmpl, c->msgs, c->n_msgs, gen, c->bos, c->eos, s, (size_t)n + 1, &err), n);
     return s;
 }
 
@@ -303,8 +303,8 @@ Test(chat_template, table_through_api)
         char *without = render(c->tmpl, c, false);
         const char *gp = generation_prompt(fam);
         size_t le = strlen(c->expected), lg = strlen(gp);
-        bool same = le >= lg && !strcmp(c->expected + le - lg, gp) &&
-                    strlen(without) == le - lg && !memcmp(without, c->expected, le - lg);
+        bool same = le >= lg && !strcmp(c->expected + le - lg, gp) && strlen(without) == le - lg &&
+                    !memcmp(without, c->expected, le - lg);
         ok_no_gen += same;
         cr_expect(same, "%s (%s): without the generation prompt got '%s'", c->name, fam, without);
         /* A family name renders the same as the source. */
@@ -471,12 +471,14 @@ Test(chat_cli, pipe_transcript)
     int t1_new, t1_gen, t1_ctx, t2_new, t2_gen, t2_ctx;
     const char *p1 = strstr(r.err, "genloop: turn 1 "), *p2 = strstr(r.err, "genloop: turn 2 ");
     cr_assert(p1 && p2);
-    cr_assert_eq(sscanf(p1, "genloop: turn 1 | new prompt %d tok %*f ms | ttft %*f ms | decode %d "
-                            "tok %*f tok/s | context %d",
+    cr_assert_eq(sscanf(p1,
+                        "genloop: turn 1 | new prompt %d tok %*f ms | ttft %*f ms | decode %d "
+                        "tok %*f tok/s | context %d",
                         &t1_new, &t1_gen, &t1_ctx),
                  3, "%s", p1);
-    cr_assert_eq(sscanf(p2, "genloop: turn 2 | new prompt %d tok %*f ms | ttft %*f ms | decode %d "
-                            "tok %*f tok/s | context %d",
+    cr_assert_eq(sscanf(p2,
+                        "genloop: turn 2 | new prompt %d tok %*f ms | ttft %*f ms | decode %d "
+                        "tok %*f tok/s | context %d",
                         &t2_new, &t2_gen, &t2_ctx),
                  3, "%s", p2);
     cr_expect_eq(t1_ctx, t1_new + t1_gen);
@@ -504,8 +506,7 @@ Test(chat_cli, pipe_transcript)
     snprintf(in2, sizeof in2, "/load %s\nWhat next\n", save);
     RUN(&r, in2, "chat", "-m", model, "--temp", "0", "-n", "4", "-c", "256", "-t", "1");
     cr_expect_eq(r.status, 0, "%s", r.err);
-    cr_expect(strstr(r.err, "loaded 5 messages") && strstr(r.err, "genloop: turn 3 "), "%s",
-              r.err);
+    cr_expect(strstr(r.err, "loaded 5 messages") && strstr(r.err, "genloop: turn 3 "), "%s", r.err);
     free(js);
     unlink(save);
 }

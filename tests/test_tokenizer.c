@@ -304,23 +304,50 @@ static void check_vocab_vectors(const char *stem)
         free(back);
         free(got);
     }
-    fprintf(stderr, "tokenizer vectors %-15s %d/%d match, %d/%d round-trip\n", stem,
-            v.n - failed, v.n, v.n - trip_failed, v.n);
+    fprintf(stderr, "tokenizer vectors %-15s %d/%d match, %d/%d round-trip\n", stem, v.n - failed,
+            v.n, v.n - trip_failed, v.n);
     cr_expect_eq(failed, 0, "%d of %d %s vectors differ", failed, v.n, stem);
     cr_expect_eq(trip_failed, 0, "%d of %d %s vectors do not round-trip", trip_failed, v.n, stem);
     gl_tokenizer_free(t);
     free_vectors(&v);
 }
 
-Test(tokenizer_vectors, llama_spm) { check_vocab_vectors("llama-spm"); }
-Test(tokenizer_vectors, phi_3) { check_vocab_vectors("phi-3"); }
-Test(tokenizer_vectors, gpt_2) { check_vocab_vectors("gpt-2"); }
-Test(tokenizer_vectors, deepseek_llm) { check_vocab_vectors("deepseek-llm"); }
-Test(tokenizer_vectors, deepseek_coder) { check_vocab_vectors("deepseek-coder"); }
-Test(tokenizer_vectors, falcon) { check_vocab_vectors("falcon"); }
-Test(tokenizer_vectors, starcoder) { check_vocab_vectors("starcoder"); }
-Test(tokenizer_vectors, mpt) { check_vocab_vectors("mpt"); }
-Test(tokenizer_vectors, refact) { check_vocab_vectors("refact"); }
+Test(tokenizer_vectors, llama_spm)
+{
+    check_vocab_vectors("llama-spm");
+}
+Test(tokenizer_vectors, phi_3)
+{
+    check_vocab_vectors("phi-3");
+}
+Test(tokenizer_vectors, gpt_2)
+{
+    check_vocab_vectors("gpt-2");
+}
+Test(tokenizer_vectors, deepseek_llm)
+{
+    check_vocab_vectors("deepseek-llm");
+}
+Test(tokenizer_vectors, deepseek_coder)
+{
+    check_vocab_vectors("deepseek-coder");
+}
+Test(tokenizer_vectors, falcon)
+{
+    check_vocab_vectors("falcon");
+}
+Test(tokenizer_vectors, starcoder)
+{
+    check_vocab_vectors("starcoder");
+}
+Test(tokenizer_vectors, mpt)
+{
+    check_vocab_vectors("mpt");
+}
+Test(tokenizer_vectors, refact)
+{
+    check_vocab_vectors("refact");
+}
 
 /* Control tokens are single tokens only when the text is parsed with
  * specials; every end-of-turn token ends generation. */

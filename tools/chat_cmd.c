@@ -196,8 +196,8 @@ static bool save_messages(const char *path, const chat_log *l)
 }
 
 /* Renders l into a heap string (length in *len), or NULL. */
-static char *render(const char *tmpl, const chat_log *l, bool gen, const char *bos,
-                    const char *eos, size_t *len)
+static char *render(const char *tmpl, const chat_log *l, bool gen, const char *bos, const char *eos,
+                    size_t *len)
 {
     gl_error err;
     int n = gl_chat_render(tmpl, l->m, l->n, gen, bos, eos, NULL, 0, &err);
@@ -246,8 +246,7 @@ static const char *pick_template(const char *name, const char *source, const cha
 {
     if (name) {
         if (!gl_chat_template_family(name)) {
-            cli_error("unknown chat template '%s' (see 'genloop template --help' for names)",
-                      name);
+            cli_error("unknown chat template '%s' (see 'genloop template --help' for names)", name);
             return NULL;
         }
         return name;
@@ -257,8 +256,9 @@ static const char *pick_template(const char *name, const char *source, const cha
         return "chatml";
     }
     if (!gl_chat_template_family(source)) {
-        fprintf(stderr, "genloop: warning: the chat template of %s is not one genloop knows; "
-                        "using chatml (--chat-template NAME to choose)\n",
+        fprintf(stderr,
+                "genloop: warning: the chat template of %s is not one genloop knows; "
+                "using chatml (--chat-template NAME to choose)\n",
                 what);
         return "chatml";
     }
@@ -300,12 +300,12 @@ int cmd_template(int argc, char **argv)
             continue;
         }
         const char **dst = !strcmp(a, "-m") || !strcmp(a, "--model") ? &model
-                           : !strcmp(a, "--template-file")              ? &file
-                           : !strcmp(a, "--chat-template")              ? &name
-                           : !strcmp(a, "--messages")                   ? &messages
-                           : !strcmp(a, "--bos")                        ? &bos_opt
-                           : !strcmp(a, "--eos")                        ? &eos_opt
-                                                                        : NULL;
+                           : !strcmp(a, "--template-file")           ? &file
+                           : !strcmp(a, "--chat-template")           ? &name
+                           : !strcmp(a, "--messages")                ? &messages
+                           : !strcmp(a, "--bos")                     ? &bos_opt
+                           : !strcmp(a, "--eos")                     ? &eos_opt
+                                                                     : NULL;
         if (!dst) {
             fprintf(stderr, "genloop: error: unknown option '%s' (see 'genloop template --help')\n",
                     a);
@@ -409,8 +409,13 @@ typedef struct chat_opts {
 
 static int parse_chat(int argc, char **argv, chat_opts *o)
 {
-    *o = (chat_opts){ .n_predict = 512, .temp = 0.8, .top_k = 40, .top_p = 0.95, .min_p = 0.05,
-                      .repeat_penalty = 1.0, .repeat_last_n = 64 };
+    *o = (chat_opts){ .n_predict = 512,
+                      .temp = 0.8,
+                      .top_k = 40,
+                      .top_p = 0.95,
+                      .min_p = 0.05,
+                      .repeat_penalty = 1.0,
+                      .repeat_last_n = 64 };
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -462,8 +467,7 @@ static int parse_chat(int argc, char **argv, chat_opts *o)
                 return EXIT_USAGE;
             }
         } else {
-            fprintf(stderr, "genloop: error: unknown option '%s' (see 'genloop chat --help')\n",
-                    a);
+            fprintf(stderr, "genloop: error: unknown option '%s' (see 'genloop chat --help')\n", a);
             return EXIT_USAGE;
         }
         if (!ok)
@@ -495,9 +499,9 @@ typedef struct chat {
     int n_vocab, n_ctx, n_pos_learned;
     int n_predict;
     chat_log log;
-    char *fed;       /* rendered text whose tokens are in the cache */
+    char *fed; /* rendered text whose tokens are in the cache */
     size_t fed_len;
-    int32_t *hist;   /* the ids in the cache, in order */
+    int32_t *hist; /* the ids in the cache, in order */
     int n_hist, cap_hist;
     float *logits;
 } chat;
@@ -558,8 +562,7 @@ static gl_status feed(chat *ch, const int32_t *ids, int n, gl_error *err)
             keep = ch->n_hist;
         gl_ctx_reset(ch->c);
         if (keep > 0) {
-            gl_status st = gl_ctx_eval(ch->c, ch->hist + ch->n_hist - keep, keep, NULL, false,
-                                       err);
+            gl_status st = gl_ctx_eval(ch->c, ch->hist + ch->n_hist - keep, keep, NULL, false, err);
             if (st)
                 return st;
         }
@@ -606,8 +609,8 @@ static int chat_turn(chat *ch, const char *user_text)
     const double t0 = now_ms();
     int n = gl_tokenize_special(ch->m, full + from, full_len - from, bos, true, NULL, 0, &err);
     int32_t *ids = n > 0 ? malloc((size_t)n * sizeof *ids) : NULL;
-    if (n < 0 || (n > 0 && (!ids || gl_tokenize_special(ch->m, full + from, full_len - from,
-                                                         bos, true, ids, n, &err) != n))) {
+    if (n < 0 || (n > 0 && (!ids || gl_tokenize_special(ch->m, full + from, full_len - from, bos,
+                                                        true, ids, n, &err) != n))) {
         cli_error("%s", n < 0 ? err.msg : "out of memory");
         free(ids);
         free(full);
@@ -794,8 +797,9 @@ int cmd_chat(int argc, char **argv)
     cli_sigint_install();
     const bool tty = isatty(STDIN_FILENO);
     if (tty)
-        fprintf(stderr, "genloop chat: %s, template %s, context %d. /reset /system TEXT "
-                        "/save FILE /load FILE; Ctrl-C stops an answer, Ctrl-D exits.\n",
+        fprintf(stderr,
+                "genloop chat: %s, template %s, context %d. /reset /system TEXT "
+                "/save FILE /load FILE; Ctrl-C stops an answer, Ctrl-D exits.\n",
                 mi.name[0] ? mi.name : o.model, gl_chat_template_family(ch.tmpl), ch.n_ctx);
     for (;;) {
         if (tty) {

@@ -317,7 +317,8 @@ static int cmd_run(int argc, char **argv)
     }
     rs.n_pos = n;
     prompt = malloc((size_t)n * sizeof *prompt);
-    if (!prompt || gl_tokenize_special(m, o.prompt, plen, mi.add_bos, o.special, prompt, n, &err) != n) {
+    if (!prompt ||
+        gl_tokenize_special(m, o.prompt, plen, mi.add_bos, o.special, prompt, n, &err) != n) {
         cli_error("tokenizing the prompt failed");
         rc = EXIT_RUNTIME;
         goto done;
@@ -386,8 +387,8 @@ static int cmd_run(int argc, char **argv)
         json_write_str(stdout, rs.text ? rs.text : "", rs.len);
         printf(", \"stop\": \"%s\", \"seed\": %llu, \"timings\": {\"prefill_ms\": %.3f, "
                "\"decode_ms\": %.3f, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f}}\n",
-               stop_name, (unsigned long long)gp.sampling.seed, res.prefill_ms,
-               res.decode_ms, pre_tok_s, dec_tok_s);
+               stop_name, (unsigned long long)gp.sampling.seed, res.prefill_ms, res.decode_ms,
+               pre_tok_s, dec_tok_s);
     } else {
         fputc('\n', stdout);
     }
