@@ -853,6 +853,53 @@ static int32_t whole_piece(const gl_bpe *b, const unsigned char *p, size_t n, ch
     return gl_tokenizer_find(b->t, map, w);
 }
 
+/* Decodes text into units (u: len + 1 entries) and cuts it into pieces by
+ * every stage of pre; the piece boundaries (unit indices, count + 1 of
+ * them) end up in *cut (*cut and *cut2 hold len + 2 entries and may be
+ * swapped). Returns the number of pieces. */
+static size_t split_text(const pretokenizer *pre, const char *text, size_t len, unit *u,
+                         uint32_t **cut, uint32_t **cut2)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        const size_t k = utf8_decode((const unsigned char *)text + i, len - i, &cp);
+        u[n++] = (unit){ (uint32_t)i, cp, (uint16_t)(cp == UINT32_MAX ? 0 : char_flags(cp)) };
+        i += k;
+    }
+    u[n] = (unit){ (uint32_t)len, UINT32_MAX, 0 }; /* sentinel: where the last unit ends */
+    (*cut)[0] = 0;
+    (*cut)[1] = (uint32_t)n;
+    size_t n_piece = n ? 1 : 0;
+    const size_t n_stages = sizeof pre->stages / sizeof pre->stages[0];
+    for (size_t k = 0; k < n_stages && pre->stages[k].rules[0].op != SPLIT_END; k++) {
+        n_piece = split_stage_apply(&pre->stages[k], u, *cut, n_piece, *cut2, text);
+        uint32_t *t = *cut;
+        *cut = *cut2;
+        *cut2 = t;
+    }
+    return n_piece;
+}
+
+int gl_bpe_split(const gl_bpe *b, const char *text, size_t len, size_t *ends, int cap)
+{
+    if (!b || len >= UINT32_MAX / 2)
+        return -1;
+    unit *u = malloc((len + 1) * sizeof *u);
+    uint32_t *cut = malloc((len + 2) * sizeof *cut), *cut2 = malloc((len + 2) * sizeof *cut2);
+    int n = -1;
+    if (u && cut && cut2) {
+        const size_t n_piece = split_text(b->pre, text, len, u, &cut, &cut2);
+        for (size_t p = 0; p < n_piece && (int)p < cap; p++)
+            ends[p] = u[cut[p + 1]].off;
+        n = (int)n_piece;
+    }
+    free(u);
+    free(cut);
+    free(cut2);
+    return n;
+}
+
 gl_status gl_bpe_encode(const gl_bpe *b, const char *text, size_t len, gl_tok_sink *s,
                         gl_error *err)
 {
@@ -867,29 +914,7 @@ gl_status gl_bpe_encode(const gl_bpe *b, const char *text, size_t len, gl_tok_si
         st = gl_fail(err, GL_ERR_NOMEM, "out of memory tokenizing %zu bytes", len);
         goto done;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < len;) {
-        uint32_t cp;
-        const size_t k = utf8_decode((const unsigned char *)text + i, len - i, &cp);
-        u[n++] = (unit){ (uint32_t)i, cp, (uint16_t)(cp == UINT32_MAX ? 0 : char_flags(cp)) };
-        i += k;
-    }
-    u[n] = (unit){ (uint32_t)len, UINT32_MAX, 0 }; /* sentinel: where the last unit ends */
-
-    /* Pieces as unit boundaries; every stage refines them. */
-    cut[0] = 0;
-    cut[1] = (uint32_t)n;
-    size_t n_piece = n ? 1 : 0;
-    for (const split_stage *stg = b->pre->stages;
-         stg < b->pre->stages + sizeof b->pre->stages / sizeof b->pre->stages[0] &&
-         stg->rules[0].op != SPLIT_END;
-         stg++) {
-        n_piece = split_stage_apply(stg, u, cut, n_piece, cut2, text);
-        uint32_t *t = cut;
-        cut = cut2;
-        cut2 = t;
-    }
-
+    const size_t n_piece = split_text(b->pre, text, len, u, &cut, &cut2);
     for (size_t p = 0; p < n_piece; p++) {
         const size_t off = u[cut[p]].off, nb = u[cut[p + 1]].off - off;
         const unsigned char *piece = (const unsigned char *)text + off;

@@ -31,6 +31,10 @@ void gl_bpe_free(gl_bpe *b);
 gl_status gl_bpe_encode(const gl_bpe *b, const char *text, size_t len, gl_tok_sink *s,
                         gl_error *err);
 
+/* The pre-tokenizer's pieces of text, for tests: writes the byte offset
+ * where each piece ends (at most cap) and returns the piece count, or -1. */
+int gl_bpe_split(const gl_bpe *b, const char *text, size_t len, size_t *ends, int cap);
+
 /* The bytes a byte-level token text stands for: each mapped character
  * back to its byte; characters outside the mapping (and invalid UTF-8)
  * are copied as they are. Writes at most len bytes to out; returns how
