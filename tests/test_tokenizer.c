@@ -349,6 +349,28 @@ Test(tokenizer_vectors, refact)
     check_vocab_vectors("refact");
 }
 
+/* gpt-neox names no pre-tokenizer (the default rules, no warning) and has
+ * no vectors: every test string of the other vocabularies round-trips. */
+Test(tokenizer_vectors, gpt_neox_default_roundtrip)
+{
+    vectors v;
+    load_vectors(&v, "ggml-vocab-gpt-2.gguf");
+    gl_tokenizer *t = load_shared("tokenizers/ggml-vocab-gpt-neox.gguf");
+    cr_expect_null(gl_tokenizer_warning(t));
+    for (int i = 0; i < v.n; i++) {
+        int n;
+        int32_t *ids = encode(t, v.str[i], v.len[i], false, &n);
+        size_t dlen;
+        char *back = detok_all(t, ids, n, &dlen);
+        cr_expect(dlen == v.len[i] && memcmp(back, v.str[i], dlen) == 0,
+                  "gpt-neox: round trip of '%s' gave '%s'", v.str[i], back);
+        free(back);
+        free(ids);
+    }
+    gl_tokenizer_free(t);
+    free_vectors(&v);
+}
+
 /* Control tokens are single tokens only when the text is parsed with
  * specials; every end-of-turn token ends generation. */
 Test(tokenizer_vectors, special_tokens_and_eog)

@@ -607,6 +607,21 @@ static int cmd_info(int argc, char **argv)
            mi.name, mi.name[0] ? ")" : "");
     printf("  vocabulary: %d tokens, bos %d, eos %d, add_bos %s\n", mi.n_vocab, mi.bos_id,
            mi.eos_id, mi.add_bos ? "yes" : "no");
+    {
+        char pre[64] = "", *tmpl = NULL;
+        if (gl_model_meta_str(m, "tokenizer.ggml.pre", pre, sizeof pre) < 0)
+            snprintf(pre, sizeof pre, "(none: default)");
+        int tn = gl_model_meta_str(m, "tokenizer.chat_template", NULL, 0);
+        if (tn >= 0 && (tmpl = malloc((size_t)tn + 1)))
+            gl_model_meta_str(m, "tokenizer.chat_template", tmpl, (size_t)tn + 1);
+        const char *fam = tmpl ? gl_chat_template_family(tmpl) : NULL;
+        printf("  pre-tokenizer: %s%s; chat template: %s\n", pre,
+               gl_model_tokenizer_warning(m) ? " (unknown: default rules)" : "",
+               !tmpl ? "none (chat uses chatml)"
+               : fam ? fam
+                     : "unrecognised (chat uses chatml)");
+        free(tmpl);
+    }
     if (mi.has_weights) {
         printf("  dim %d, layers %d, heads %d, kv heads %d, head dim %d, ffn %d, context %d\n",
                mi.dim, mi.n_layers, mi.n_heads, mi.n_kv_heads, mi.head_dim, mi.ffn_dim,
