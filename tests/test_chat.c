@@ -401,6 +401,34 @@ Test(chat_template, table_through_cli)
     fprintf(stderr, "chat templates (genloop template): %d/%d expected\n", ok, n);
 }
 
+/* -m MODEL: the template stored in the GGUF (phi-3's vocabulary file has
+ * one), rendered with the model's BOS/EOS texts. */
+Test(chat_template, from_model_file)
+{
+    const char *vocab = shared_path("tokenizers/ggml-vocab-phi-3.gguf");
+    static const char msgs[] = "[{\"role\": \"user\", \"content\": \"Hi\"},\n"
+                               " {\"role\": \"assistant\", \"content\": \"Hello!\"},\n"
+                               " {\"role\": \"user\", \"content\": \"Bye \\\"now\\\"\"}]\n";
+    const char *mf = temp_file(msgs, strlen(msgs));
+    RUN(&r, NULL, "template", "-m", vocab, "--messages", mf);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "<|user|>\nHi<|end|>\n<|assistant|>\nHello!<|end|>\n<|user|>\nBye "
+                            "\"now\"<|end|>\n<|assistant|>\n");
+    RUN(&r, NULL, "template", "--chat-template", "llama3", "--messages", mf,
+        "--no-generation-prompt");
+    cr_expect_str_eq(r.out, "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                            "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
+                            "<|start_header_id|>user<|end_header_id|>\n\nBye \"now\"<|eot_id|>");
+    /* an unknown template: chatml, with one warning line on stderr */
+    const char *tf = temp_file("{{ nothing we know }}", 21);
+    RUN(&r, NULL, "template", "--template-file", tf, "--messages", mf);
+    cr_expect_eq(r.status, 0);
+    cr_expect(!strncmp(r.out, "<|im_start|>user\nHi<|im_end|>\n", 30), "%s", r.out);
+    cr_expect(strstr(r.err, "warning") && strstr(r.err, "chatml"), "%s", r.err);
+    unlink(mf);
+    unlink(tf);
+}
+
 /* The templates of real models are recognised as their family. */
 Test(chat_template, real_model_templates)
 {
