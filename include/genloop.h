@@ -100,12 +100,17 @@ GL_API uint64_t gl_model_kv_bytes(const gl_model *m, int n_ctx);
 GL_API int gl_tokenize(const gl_model *m, const char *text, size_t len, bool add_bos, int32_t *out,
                        int cap, gl_error *err);
 
-/* The same, reading the text of control tokens (e.g. "<|im_start|>",
- * "<|eot_id|>") as those single tokens when parse_special, as rendered chat
- * templates need; plain text (parse_special false) never yields a control
- * token. User-defined tokens are single tokens either way. */
-GL_API int gl_tokenize_special(const gl_model *m, const char *text, size_t len, bool add_bos,
-                               bool parse_special, int32_t *out, int cap, gl_error *err);
+/* gl_tokenize with options (GL_TOKENIZE_* flags):
+ * - BOS: prepend BOS (pass it when gl_model_info.add_bos asks);
+ * - SPECIAL: read the text of control tokens (e.g. "<|im_start|>",
+ *   "<|eot_id|>") as those single tokens, as rendered chat templates need;
+ *   without it plain text never yields a control token (user-defined tokens
+ *   are single tokens either way);
+ * - CONTINUE: the text continues text already fed (e.g. the next turn of a
+ *   chat after the answer): no SentencePiece space prefix at its start. */
+enum { GL_TOKENIZE_BOS = 1, GL_TOKENIZE_SPECIAL = 2, GL_TOKENIZE_CONTINUE = 4 };
+GL_API int gl_tokenize_ex(const gl_model *m, const char *text, size_t len, unsigned flags,
+                          int32_t *out, int cap, gl_error *err);
 
 /* Whether id ends generation: EOS (tokenizer.ggml.eos_token_id), EOT, EOM
  * and the end-of-turn tokens (<|im_end|>, <|eot_id|>, <|end|>,

@@ -49,12 +49,12 @@ const char *gl_model_tokenizer_warning(const gl_model *m)
     return m ? gl_tokenizer_warning(m->tok) : NULL;
 }
 
-int gl_tokenize_special(const gl_model *m, const char *text, size_t len, bool add_bos,
-                        bool parse_special, int32_t *out, int cap, gl_error *err)
+int gl_tokenize_ex(const gl_model *m, const char *text, size_t len, unsigned flags, int32_t *out,
+                   int cap, gl_error *err)
 {
     if (!m) {
-        gl_fail(err, GL_ERR_ARG, "gl_tokenize_special: NULL model");
+        gl_fail(err, GL_ERR_ARG, "gl_tokenize_ex: NULL model");
         return -1;
     }
-    return gl_tokenizer_encode_ex(m->tok, text, len, add_bos, parse_special, out, cap, err);
+    return gl_tokenizer_encode_ex(m->tok, text, len, flags, out, cap, err);
 }

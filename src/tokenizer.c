@@ -746,14 +746,15 @@ static bool try_pair(spm_state *s, int32_t left, int32_t right)
     return heap_push(&s->heap, p);
 }
 
-static gl_status spm_encode(const gl_tokenizer *t, const char *text, size_t len, sink *out,
-                            gl_error *err)
+static gl_status spm_encode(const gl_tokenizer *t, const char *text, size_t len, bool prefix,
+                            sink *out, gl_error *err)
 {
     static const uint8_t utf8_len[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4 };
     size_t spaces = 0;
     for (size_t i = 0; i < len; i++)
         spaces += text[i] == ' ';
-    size_t n_esc = len + 2 * spaces + (t->add_space_prefix ? 3 : 0);
+    prefix = prefix && t->add_space_prefix;
+    size_t n_esc = len + 2 * spaces + (prefix ? 3 : 0);
     gl_status st = GL_OK;
     spm_state s = { t, NULL, NULL, { NULL, 0, 0 } };
     char *esc = malloc(n_esc);
@@ -764,7 +765,7 @@ static gl_status spm_encode(const gl_tokenizer *t, const char *text, size_t len,
     }
     s.text = esc;
     size_t w = 0;
-    if (t->add_space_prefix) {
+    if (prefix) {
         memcpy(esc, "\xE2\x96\x81", 3);
         w = 3;
     }
@@ -935,19 +936,20 @@ static int partition(const gl_tokenizer *t, const char *text, size_t len, bool p
     return (int)n;
 }
 
-static gl_status encode_text(const gl_tokenizer *t, const char *text, size_t len, sink *s,
-                             gl_error *err)
+static gl_status encode_text(const gl_tokenizer *t, const char *text, size_t len, bool prefix,
+                             sink *s, gl_error *err)
 {
     switch (t->kind) {
-    case VOCAB_SPM: return spm_encode(t, text, len, s, err);
+    case VOCAB_SPM: return spm_encode(t, text, len, prefix, s, err);
     case VOCAB_BPE: return gl_bpe_encode(t->bpe, text, len, s, err);
     }
     return GL_OK;
 }
 
-int gl_tokenizer_encode_ex(const gl_tokenizer *t, const char *text, size_t len, bool add_bos,
-                           bool parse_special, int32_t *out, int cap, gl_error *err)
+int gl_tokenizer_encode_ex(const gl_tokenizer *t, const char *text, size_t len, unsigned flags,
+                           int32_t *out, int cap, gl_error *err)
 {
+    const bool add_bos = flags & GL_TOKENIZE_BOS, parse_special = flags & GL_TOKENIZE_SPECIAL;
     /* Escaping can triple the text; ids and symbol indices are int. */
     const size_t max_len = ((size_t)INT_MAX - 16) / 3;
     if (!t || (!text && len) || cap < 0 || (!out && cap > 0)) {
@@ -978,8 +980,10 @@ int gl_tokenizer_encode_ex(const gl_tokenizer *t, const char *text, size_t len, 
             continue;
         }
         /* SentencePiece adds its space prefix to the text at the start and
-         * after each special token, i.e. to every text fragment. */
-        st = encode_text(t, text + fr[i].off, fr[i].len, &s, err);
+         * after each special token, i.e. to every text fragment, except at
+         * the start of a continuation. */
+        const bool prefix = !(flags & GL_TOKENIZE_CONTINUE) || fr[i].off > 0;
+        st = encode_text(t, text + fr[i].off, fr[i].len, prefix, &s, err);
     }
     free(fr);
     return st ? -1 : s.n;
@@ -988,7 +992,7 @@ int gl_tokenizer_encode_ex(const gl_tokenizer *t, const char *text, size_t len, 
 int gl_tokenizer_encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos,
                         int32_t *out, int cap, gl_error *err)
 {
-    return gl_tokenizer_encode_ex(t, text, len, add_bos, false, out, cap, err);
+    return gl_tokenizer_encode_ex(t, text, len, add_bos ? GL_TOKENIZE_BOS : 0, out, cap, err);
 }
 
 bool gl_tokenizer_is_eog(const gl_tokenizer *t, int32_t id)

@@ -46,10 +46,11 @@ void gl_tokenizer_free(gl_tokenizer *t);
 int gl_tokenizer_encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos,
                         int32_t *out, int cap, gl_error *err);
 
-/* The same, with control-token text (e.g. "<|im_start|>") read as the one
- * token when parse_special; user-defined tokens are always whole tokens. */
-int gl_tokenizer_encode_ex(const gl_tokenizer *t, const char *text, size_t len, bool add_bos,
-                           bool parse_special, int32_t *out, int cap, gl_error *err);
+/* The same with GL_TOKENIZE_* flags (include/genloop.h): BOS, control-token
+ * text read as those tokens (user-defined tokens are always whole tokens),
+ * no space prefix at the start of a continuation. */
+int gl_tokenizer_encode_ex(const gl_tokenizer *t, const char *text, size_t len, unsigned flags,
+                           int32_t *out, int cap, gl_error *err);
 
 /* Whether id ends generation: EOS, EOT, EOM or an end-of-turn token. */
 bool gl_tokenizer_is_eog(const gl_tokenizer *t, int32_t id);

@@ -379,7 +379,7 @@ Test(tokenizer_vectors, special_tokens_and_eog)
     const char *text = "<|user|>\nHi<|end|>\n<|assistant|>\n";
     int32_t ids[64];
     gl_error err;
-    int n = gl_tokenizer_encode_ex(t, text, strlen(text), false, true, ids, 64, &err);
+    int n = gl_tokenizer_encode_ex(t, text, strlen(text), GL_TOKENIZE_SPECIAL, ids, 64, &err);
     cr_assert_gt(n, 3, "%s", err.msg);
     cr_expect_eq(ids[0], gl_tokenizer_find(t, "<|user|>", 8));
     bool has_end = false;
@@ -387,7 +387,7 @@ Test(tokenizer_vectors, special_tokens_and_eog)
         has_end |= ids[i] == gl_tokenizer_find(t, "<|end|>", 7);
     cr_expect(has_end);
     /* as plain text: no control token at all */
-    n = gl_tokenizer_encode_ex(t, text, strlen(text), false, false, ids, 64, &err);
+    n = gl_tokenizer_encode_ex(t, text, strlen(text), 0, ids, 64, &err);
     for (int i = 0; i < n; i++)
         cr_expect_neq(gl_tokenizer_type(t, ids[i]), GL_TOKEN_CONTROL, "id %d", ids[i]);
     cr_expect(gl_tokenizer_is_eog(t, gl_tokenizer_eos(t)));
@@ -399,11 +399,20 @@ Test(tokenizer_vectors, special_tokens_and_eog)
     size_t len;
     gl_tokenizer_piece(t, gl_tokenizer_find(t, "<|end|>", 7), &len);
     cr_expect_eq(len, 0);
+
+    /* a continuation gets no SentencePiece space prefix */
+    n = gl_tokenizer_encode_ex(t, "Hello", 5, GL_TOKENIZE_CONTINUE, ids, 64, &err);
+    cr_assert_gt(n, 0);
+    const char *p = gl_tokenizer_piece(t, ids[0], &len);
+    cr_expect(len > 0 && p[0] == 'H', "continuation starts with '%.*s'", (int)len, p);
+    n = gl_tokenizer_encode_ex(t, "Hello", 5, 0, ids, 64, &err);
+    p = gl_tokenizer_piece(t, ids[0], &len);
+    cr_expect(len > 0 && p[0] == ' ', "a fresh text starts with '%.*s'", (int)len, p);
     gl_tokenizer_free(t);
 
     /* user-defined tokens are whole tokens even in plain text */
     t = load_shared("tokenizers/ggml-vocab-deepseek-coder.gguf");
-    n = gl_tokenizer_encode_ex(t, "<|EOT|>", 7, false, false, ids, 64, &err);
+    n = gl_tokenizer_encode_ex(t, "<|EOT|>", 7, 0, ids, 64, &err);
     cr_expect(n == 1 && ids[0] == gl_tokenizer_find(t, "<|EOT|>", 7), "%d ids", n);
     cr_expect(gl_tokenizer_is_eog(t, ids[0]));
     gl_tokenizer_free(t);

@@ -605,12 +605,14 @@ static int chat_turn(chat *ch, const char *user_text)
         from = ch->fed_len;
     else
         chat_forget(ch);
-    const bool bos = from == 0 && ch->add_bos;
+    /* BOS at the start; later turns continue the text in the cache */
+    const unsigned flags = GL_TOKENIZE_SPECIAL | (from == 0 && ch->add_bos ? GL_TOKENIZE_BOS : 0u) |
+                           (from > 0 ? GL_TOKENIZE_CONTINUE : 0u);
     const double t0 = now_ms();
-    int n = gl_tokenize_special(ch->m, full + from, full_len - from, bos, true, NULL, 0, &err);
+    int n = gl_tokenize_ex(ch->m, full + from, full_len - from, flags, NULL, 0, &err);
     int32_t *ids = n > 0 ? malloc((size_t)n * sizeof *ids) : NULL;
-    if (n < 0 || (n > 0 && (!ids || gl_tokenize_special(ch->m, full + from, full_len - from, bos,
-                                                        true, ids, n, &err) != n))) {
+    if (n < 0 || (n > 0 && (!ids || gl_tokenize_ex(ch->m, full + from, full_len - from, flags, ids,
+                                                   n, &err) != n))) {
         cli_error("%s", n < 0 ? err.msg : "out of memory");
         free(ids);
         free(full);

@@ -213,6 +213,11 @@ static int load_model(const opts *o, bool vocab_only, gl_model **m)
     return 0;
 }
 
+static unsigned tok_flags(bool bos, bool special)
+{
+    return (bos ? GL_TOKENIZE_BOS : 0u) | (special ? GL_TOKENIZE_SPECIAL : 0u);
+}
+
 static int make_ctx(const opts *o, gl_model *m, gl_ctx **c)
 {
     gl_error err;
@@ -304,7 +309,7 @@ static int cmd_run(int argc, char **argv)
     }
     const size_t plen = strlen(o.prompt);
     /* BOS as the vocabulary asks (SentencePiece: yes, GPT-2: no) */
-    int n = gl_tokenize_special(m, o.prompt, plen, mi.add_bos, o.special, NULL, 0, &err);
+    int n = gl_tokenize_ex(m, o.prompt, plen, tok_flags(mi.add_bos, o.special), NULL, 0, &err);
     if (n < 0) {
         cli_error("%s", err.msg);
         rc = EXIT_RUNTIME;
@@ -318,7 +323,7 @@ static int cmd_run(int argc, char **argv)
     rs.n_pos = n;
     prompt = malloc((size_t)n * sizeof *prompt);
     if (!prompt ||
-        gl_tokenize_special(m, o.prompt, plen, mi.add_bos, o.special, prompt, n, &err) != n) {
+        gl_tokenize_ex(m, o.prompt, plen, tok_flags(mi.add_bos, o.special), prompt, n, &err) != n) {
         cli_error("tokenizing the prompt failed");
         rc = EXIT_RUNTIME;
         goto done;
@@ -437,9 +442,9 @@ static int cmd_tokenize(int argc, char **argv)
     gl_model_get_info(m, &mi);
     const bool bos = !o.no_bos && mi.add_bos; /* as the vocabulary asks */
     const char *s = text ? text : o.prompt;
-    int n = gl_tokenize_special(m, s, len, bos, o.special, NULL, 0, &err);
+    int n = gl_tokenize_ex(m, s, len, tok_flags(bos, o.special), NULL, 0, &err);
     if (n < 0 || !(ids = malloc((size_t)(n ? n : 1) * sizeof *ids)) ||
-        gl_tokenize_special(m, s, len, bos, o.special, ids, n, &err) != n) {
+        gl_tokenize_ex(m, s, len, tok_flags(bos, o.special), ids, n, &err) != n) {
         cli_error("%s", n < 0 ? err.msg : "out of memory");
         rc = EXIT_RUNTIME;
         goto done;
