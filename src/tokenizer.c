@@ -378,13 +378,14 @@ static gl_status bpe_init(gl_tokenizer *t, const gguf_file *g, gl_error *err)
     gl_status st;
     if ((st = load_id(t, g, "tokenizer.ggml.bos_token_id", eot, &t->bos, err)) ||
         (st = load_id(t, g, "tokenizer.ggml.eos_token_id", eot, &t->eos, err)) ||
-        (st = load_id(t, g, "tokenizer.ggml.unknown_token_id", -1, &t->unk, err)) ||
-        (st = load_bool(g, "tokenizer.ggml.add_bos_token", false, &t->add_bos, err)))
+        (st = load_id(t, g, "tokenizer.ggml.unknown_token_id", -1, &t->unk, err)))
         return st;
     t->add_space_prefix = false;
     for (int b = 0; b < 256; b++)
         t->byte_tok[b] = -1;
-    if ((st = gl_bpe_load(&t->bpe, t, g, err)))
+    if ((st = gl_bpe_load(&t->bpe, t, g, err)) ||
+        (st = load_bool(g, "tokenizer.ggml.add_bos_token", gl_bpe_default_add_bos(t->bpe),
+                        &t->add_bos, err)))
         return st;
     return bpe_build_pieces(t, err);
 }

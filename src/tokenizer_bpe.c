@@ -163,6 +163,7 @@ static const cp_range default_symbols[] = {
     { '$', '$' }, { '+', '+' }, { '<', '>' }, { '^', '^' }, { '|', '|' }, { '~', '~' },
 };
 static const cp_range ascii_digits[] = { { '0', '9' } };
+static const cp_range slash[] = { { '/', '/' } };
 static const cp_range ascii_letters[] = { { 'A', 'Z' }, { 'a', 'z' } };
 /* DeepSeek V3's [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]: all ASCII punctuation */
 static const cp_range ascii_punct[] = {
@@ -197,6 +198,10 @@ typedef enum split_op {
     SPLIT_SPACE_TO_NEWLINE,
     /* white space that runs to the end of the piece: `\s+$` */
     SPLIT_SPACE_AT_END,
+    /* Tekken's cased words: an optional `prefix`, then
+     * (?=\p{L})[^a-z])*((?=\p{L})[^A-Z])+ or, failing that,
+     * ((?=\p{L})[^a-z])+((?=\p{L})[^A-Z])*: "Hello", "HELLO", "World" */
+    SPLIT_CASED_WORD,
 } split_op;
 
 typedef struct split_rule {
@@ -223,6 +228,7 @@ typedef struct pretokenizer {
     const char *names[8];  /* tokenizer.ggml.pre values, NULL-terminated */
     split_stage stages[6]; /* applied in order; ends at an empty stage */
     bool ignore_merges;    /* a piece that is a token is taken whole */
+    bool add_bos;          /* prompts start with BOS unless the file says */
 } pretokenizer;
 
 static const char *const english_contractions[] = { "s", "t", "re", "ve", "m", "ll", "d", NULL };
@@ -295,6 +301,7 @@ static const pretokenizer pretokenizers[] = {
         .names = { "llama-bpe", "llama3", "llama-v3", "falcon3", NULL },
         .stages = { LLAMA3_STAGE(3) },
         .ignore_merges = true,
+        .add_bos = true,
     },
     {
         .names = { "dbrx", "smaug-bpe", "chatglm-bpe", NULL },
@@ -355,6 +362,22 @@ static const pretokenizer pretokenizers[] = {
                 { .op = SPLIT_RUN, .run = CLS(C_SPACE) },
             } },
         },
+    },
+    {
+        /* Mistral Nemo: [^\r\n\p{L}\p{N}]?<cased word>|\p{N}|
+         *  ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ */
+        .names = { "tekken", NULL },
+        .stages = { { .rules = {
+            { .op = SPLIT_CASED_WORD, .prefix = NOT(C_CR | C_LF | C_LETTER | C_NUMBER) },
+            { .op = SPLIT_RUN, .run = CLS(C_NUMBER), .max_run = 1 },
+            { .op = SPLIT_RUN, .prefix = CLS(C_SP), .run = NOT(C_SPACE | C_LETTER | C_NUMBER),
+              .suffix = { .flags = C_CR | C_LF, RANGES(slash) } },
+            { .op = SPLIT_SPACE_TO_NEWLINE },
+            { .op = SPLIT_SPACE_NOT_BEFORE_TEXT },
+            { .op = SPLIT_RUN, .run = CLS(C_SPACE) },
+        } } },
+        .ignore_merges = true,
+        .add_bos = true,
     },
 };
 
@@ -454,6 +477,36 @@ static size_t match_rule(const split_rule *r, const unit *u, size_t i, size_t n,
             if (u[j].flags & (C_CR | C_LF))
                 end = j + 1;
         return end ? end - i : 0;
+    }
+    case SPLIT_CASED_WORD: {
+        size_t st = i;
+        if (in_class(&r->prefix, &u[i]) && i + 1 < n && (u[i + 1].flags & C_LETTER))
+            st = i + 1;
+            /* upper: letters but a-z; lower: letters but A-Z (non-ASCII letters
+             * are both) */
+#define UPPERISH(x) (((x).flags & C_LETTER) && !((x).cp >= 'a' && (x).cp <= 'z'))
+#define LOWERISH(x) (((x).flags & C_LETTER) && !((x).cp >= 'A' && (x).cp <= 'Z'))
+        size_t a = 0;
+        while (st + a < n && UPPERISH(u[st + a]))
+            a++;
+        /* upper* lower+: the longest upper run that a lower run can follow */
+        for (size_t k = a + 1; k-- > 0;) {
+            if (st + k < n && LOWERISH(u[st + k])) {
+                size_t j = st + k;
+                while (j < n && LOWERISH(u[j]))
+                    j++;
+                return j - i;
+            }
+        }
+        if (a == 0)
+            return 0;
+        /* upper+ lower* */
+        size_t j = st + a;
+        while (j < n && LOWERISH(u[j]))
+            j++;
+        return j - i;
+#undef UPPERISH
+#undef LOWERISH
     }
     case SPLIT_SPACE_AT_END: {
         size_t j = i;
@@ -694,6 +747,11 @@ void gl_bpe_free(gl_bpe *b)
         return;
     free(b->merges);
     free(b);
+}
+
+bool gl_bpe_default_add_bos(const gl_bpe *b)
+{
+    return b && b->pre->add_bos;
 }
 
 const char *gl_bpe_warning(const gl_bpe *b)

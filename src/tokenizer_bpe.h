@@ -4,6 +4,7 @@
 #ifndef GENLOOP_SRC_TOKENIZER_BPE_H
 #define GENLOOP_SRC_TOKENIZER_BPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,10 @@ size_t gl_bpe_unmap(const char *text, size_t len, char *out);
 
 /* Number of merges in use and skipped as unusable. */
 void gl_bpe_counts(const gl_bpe *b, int *n_merges, int *n_skipped);
+
+/* Whether the pre-tokenizer's models start prompts with BOS when the file
+ * does not say (Llama 3, Tekken). */
+bool gl_bpe_default_add_bos(const gl_bpe *b);
 
 /* Why the split rules in use are a fallback (an unknown tokenizer.ggml.pre),
  * or NULL. */

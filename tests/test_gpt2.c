@@ -438,6 +438,8 @@ Test(gpt2_tokenizer, pre_tokenizer_splits)
     expect_split("falcon", "x+=100;", "x|+=|100|;");
     expect_split("default", "1234", "123|4");
     expect_split("deepseek-coder", "ab12\n", "ab|1|2|\n");
+    expect_split("tekken", "HELLO world HelloWorld", "HELLO| world| Hello|World");
+    expect_split("tekken", "a/b x1/\n", "a|/b| x|1|/\n");
     expect_split("deepseek-v3", "x.y 12345", "x|.y| |123|45");
     expect_split("deepseek-llm", "Hi \xE4\xBD\xA0\xE5\xA5\xBD 99",
                  "Hi| |\xE4\xBD\xA0\xE5\xA5\xBD| |99");
