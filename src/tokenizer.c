@@ -867,28 +867,41 @@ static bool is_space_byte(unsigned char c)
     return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
+typedef struct frag_list {
+    frag *p;
+    size_t n, cap;
+} frag_list;
+
+static bool frag_push(frag_list *l, frag x)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        frag *p = realloc(l->p, cap * sizeof *p);
+        if (!p)
+            return false;
+        l->p = p;
+        l->cap = cap;
+    }
+    l->p[l->n++] = x;
+    return true;
+}
+
 /* Cuts the text fragments at every occurrence of each special token, the
  * longest tokens first, as the reference does: a shorter special token
  * inside a longer one's text is never seen. Control and unknown tokens
  * count only when parse_special; user-defined ones always (the reference
  * pre-tokenizes them before everything else). Returns the fragment count
- * (at most 2 * len + 1, the room *fr has), or -1 on allocation failure. */
+ * (at most 2 * len + 1) with the fragments in *out (heap), or -1 on
+ * allocation failure. */
 static int partition(const gl_tokenizer *t, const char *text, size_t len, bool parse_special,
                      frag **out)
 {
-    size_t cap = 2 * len + 2;
-    frag *a = malloc(cap * sizeof *a), *b = malloc(cap * sizeof *b);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return -1;
-    }
+    frag_list a = { 0 }, b = { 0 };
     bool present[256] = { false };
     for (size_t i = 0; i < len; i++)
         present[(unsigned char)text[i]] = true;
-    size_t n = 1;
-    a[0] = (frag){ 0, len, -1 };
-    for (int k = 0; k < t->n_specials; k++) {
+    bool ok = frag_push(&a, (frag){ 0, len, -1 });
+    for (int k = 0; ok && k < t->n_specials; k++) {
         const int32_t id = t->specials[k];
         const int type = t->types[id];
         if (!parse_special && type != GL_TOKEN_USER_DEFINED)
@@ -897,18 +910,18 @@ static int partition(const gl_tokenizer *t, const char *text, size_t len, bool p
         const size_t tl = t->text_off[id + 1] - t->text_off[id];
         if (tl > len || !present[(unsigned char)tx[0]])
             continue;
-        size_t m = 0;
-        for (size_t f = 0; f < n; f++) {
-            frag x = a[f];
+        b.n = 0;
+        for (size_t f = 0; ok && f < a.n; f++) {
+            frag x = a.p[f];
             if (x.id >= 0 || x.len < tl) {
-                b[m++] = x;
+                ok = frag_push(&b, x);
                 continue;
             }
-            for (;;) {
+            while (ok) {
                 const char *hit = x.len >= tl ? find_bytes(text + x.off, x.len, tx, tl) : NULL;
                 if (!hit) {
                     if (x.len)
-                        b[m++] = x;
+                        ok = frag_push(&b, x);
                     break;
                 }
                 size_t at = (size_t)(hit - text), left = at - x.off;
@@ -916,8 +929,8 @@ static int partition(const gl_tokenizer *t, const char *text, size_t len, bool p
                     while (left && is_space_byte((unsigned char)text[x.off + left - 1]))
                         left--;
                 if (left)
-                    b[m++] = (frag){ x.off, left, -1 };
-                b[m++] = (frag){ at, tl, id };
+                    ok = frag_push(&b, (frag){ x.off, left, -1 });
+                ok = ok && frag_push(&b, (frag){ at, tl, id });
                 size_t r = at + tl, rlen = x.off + x.len - r;
                 if (t->strip[id] & STRIP_RIGHT)
                     while (rlen && is_space_byte((unsigned char)text[r])) {
@@ -927,14 +940,17 @@ static int partition(const gl_tokenizer *t, const char *text, size_t len, bool p
                 x = (frag){ r, rlen, -1 };
             }
         }
-        frag *tmp = a;
+        frag_list tmp = a;
         a = b;
         b = tmp;
-        n = m;
     }
-    free(b);
-    *out = a;
-    return (int)n;
+    free(b.p);
+    if (!ok) {
+        free(a.p);
+        return -1;
+    }
+    *out = a.p;
+    return (int)a.n;
 }
 
 static gl_status encode_text(const gl_tokenizer *t, const char *text, size_t len, bool prefix,
