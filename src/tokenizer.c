@@ -1035,6 +1035,12 @@ const char *gl_tokenizer_warning(const gl_tokenizer *t)
     return t && t->bpe ? gl_bpe_warning(t->bpe) : NULL;
 }
 
+int gl_tokenizer_encode_more(const gl_tokenizer *t, const char *text, size_t len, int32_t *out,
+                             int cap, gl_error *err)
+{
+    return gl_tokenizer_encode_ex(t, text, len, GL_TOKENIZE_CONTINUE, out, cap, err);
+}
+
 /* ---- streaming detokenizer ---------------------------------------------- */
 
 /* Length of the UTF-8 sequence a lead byte starts; 0: cannot start one. */

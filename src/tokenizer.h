@@ -59,6 +59,12 @@ int gl_tokenizer_eog_ids(const gl_tokenizer *t, int32_t *ids, int cap);
 /* Why tokens may differ from the model's (an unknown pre-tokenizer name),
  * or NULL. */
 const char *gl_tokenizer_warning(const gl_tokenizer *t);
+/* Tokenizes text that continues text already tokenized (a file read in
+ * pieces): no BOS and no SentencePiece space prefix. Equals the tokens of
+ * the whole text only when the cut falls where no token or pre-token can
+ * straddle it (tools/perplexity_cmd.c cuts after a line break). */
+int gl_tokenizer_encode_more(const gl_tokenizer *t, const char *text, size_t len, int32_t *out,
+                             int cap, gl_error *err);
 
 int gl_tokenizer_n_vocab(const gl_tokenizer *t);
 /* Special ids, -1 when the vocabulary has none. */

@@ -32,6 +32,8 @@ int cmd_chat(int argc, char **argv);
 void cli_sigint_install(void);
 bool cli_sigint_pending(void);
 void cli_sigint_clear(void);
+int cmd_perplexity(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 
 /* Reads a whole stream into a NUL-terminated heap buffer. */
 char *read_all(FILE *f, size_t *len);
