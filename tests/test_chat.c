@@ -539,6 +539,18 @@ Test(chat_cli, pipe_transcript)
     unlink(save);
 }
 
+/* run/tokenize read control-token text as those tokens only with --special. */
+Test(chat_cli, tokenize_special_flag)
+{
+    const char *vocab = shared_path("tokenizers/ggml-vocab-phi-3.gguf");
+    RUN(&r, NULL, "tokenize", "-m", vocab, "--no-bos", "--special", "-p", "<|user|>Hi<|end|>");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "[32010, 6324, 32007]\n");
+    RUN(&r, NULL, "tokenize", "-m", vocab, "--no-bos", "-p", "<|user|>Hi<|end|>");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(!strstr(r.out, "32010") && !strstr(r.out, "32007"), "%s", r.out);
+}
+
 /* Usage errors are one line and exit 2. */
 Test(chat_cli, usage_errors)
 {
