@@ -230,16 +230,24 @@ static void put(sbuf *b, const char *s)
     put_n(b, s, strlen(s));
 }
 
-/* s without leading and trailing ASCII white space, as the formats that
- * strip their messages do. */
+/* s without leading and trailing ASCII white space (start, and its length
+ * in *n), as the formats that strip their messages write it. */
+static const char *trimmed(const char *s, size_t *n)
+{
+    size_t end = strlen(s), i = 0;
+    while (i < end && isspace((unsigned char)s[i]))
+        i++;
+    while (end > i && isspace((unsigned char)s[end - 1]))
+        end--;
+    *n = end - i;
+    return s + i;
+}
+
 static void put_trimmed(sbuf *b, const char *s)
 {
-    size_t n = strlen(s), i = 0;
-    while (i < n && isspace((unsigned char)s[i]))
-        i++;
-    while (n > i && isspace((unsigned char)s[n - 1]))
-        n--;
-    put_n(b, s + i, n - i);
+    size_t n;
+    const char *t = trimmed(s, &n);
+    put_n(b, t, n);
 }
 
 static bool is_role(const gl_chat_message *m, const char *role)
@@ -309,15 +317,10 @@ static void render_llama2(sbuf *b, family f, const gl_chat_message *m, int n, co
                 put(b, bos);
             put(b, "[INST] ");
         }
-        const char *c = content(&m[i]);
-        sbuf body = { 0 };
-        if (strip)
-            put_trimmed(&body, c);
-        else
-            put(&body, c);
-        put_n(&body, "", 0);
-        const char *text = body.p ? body.p : "";
-        size_t tn = body.n;
+        size_t tn;
+        const char *text = strip ? trimmed(content(&m[i]), &tn) : content(&m[i]);
+        if (!strip)
+            tn = strlen(text);
         if (is_role(&m[i], "system")) {
             if (sys_tags) {
                 put(b, "<<SYS>>\n");
@@ -335,8 +338,6 @@ static void render_llama2(sbuf *b, family f, const gl_chat_message *m, int n, co
             put(b, eos);
             in_turn = false;
         }
-        b->failed |= body.failed;
-        free(body.p);
     }
 }
 
@@ -354,16 +355,12 @@ static void render_gemma(sbuf *b, const gl_chat_message *m, int n, bool gen)
         put(b, "<start_of_turn>");
         put(b, model ? "model" : role(&m[i]));
         put(b, "\n");
-        if (system && !model) {
-            sbuf t = { 0 };
-            put_trimmed(&t, system);
-            if (t.n) {
-                put_n(b, t.p, t.n);
-                put(b, "\n\n");
-                system = NULL;
-            }
-            b->failed |= t.failed;
-            free(t.p);
+        size_t sn;
+        const char *sys = system && !model ? trimmed(system, &sn) : NULL;
+        if (sys && sn) {
+            put_n(b, sys, sn);
+            put(b, "\n\n");
+            system = NULL;
         }
         put_trimmed(b, content(&m[i]));
         put(b, "<end_of_turn>\n");
