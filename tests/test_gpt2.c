@@ -429,6 +429,8 @@ Test(gpt2_tokenizer, pre_tokenizer_splits)
     expect_split("llama-bpe", "Hello world's 12345\n\n", "Hello| world|'s| |123|45|\n\n");
     expect_split("llama-bpe", "I'M  fine!!\n", "I|'M| | fine|!!\n");
     expect_split("llama-bpe", "a \n\n b", "a| \n\n| b");
+    expect_split("llama-bpe", "DON'Tgo", "DON|'T|go"); /* contractions ignore case */
+    expect_split("gpt-2", "DON'Tgo", "DON|'|Tgo");     /* ... here they do not */
     expect_split("qwen2", "x=12345", "x|=|1|2|3|4|5");
     expect_split("qwen2", "I'M  fine!!\n", "I|'M| | fine|!!\n");
     expect_split("gpt-2", "Hello world's 12345\n\n", "Hello| world|'s| 12345|\n\n");
