@@ -1,12 +1,10 @@
-/* Chat messages to prompt text. The rendering is one function (chat_render)
- * so a real chat-template engine can replace it in one place. */
+/* The "messages" array of a chat completion request; the library's
+ * gl_chat_render turns it into prompt text with the model's template. */
 #ifndef GENLOOP_SERVE_CHAT_H
 #define GENLOOP_SERVE_CHAT_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-#include "sbuf.h"
 
 typedef struct chat_msg {
     char *role, *content;
@@ -22,11 +20,5 @@ typedef struct chat {
  * with a message on error. */
 bool chat_parse(const char *raw, size_t len, chat *c, char *msg, size_t msg_cap);
 void chat_free(chat *c);
-
-/* Renders the conversation as the model's chat template asks (tmpl: the
- * GGUF's tokenizer.chat_template, may be NULL), ending where the assistant's
- * reply starts. Understood: Llama-2 ([INST]) templates; anything else gets
- * ChatML. */
-void chat_render(const char *tmpl, const chat *c, sbuf *out);
 
 #endif

@@ -280,6 +280,34 @@ static bool on_token(void *user, int32_t id, const char *text, size_t len)
     return true;
 }
 
+/* The conversation as the model's chat template writes it (ChatML when the
+ * model has none or one the library does not know), ending with the header
+ * of the assistant's answer. False after answering with an error. */
+static bool render_chat(server *s, conn *c, const chat *ch, sbuf *out)
+{
+    gl_chat_message *msgs = malloc(sizeof *msgs * (size_t)ch->n);
+    char *text = NULL;
+    gl_error err = { .msg = "out of memory" };
+    int n = -1;
+    if (msgs) {
+        for (int i = 0; i < ch->n; i++)
+            msgs[i] = (gl_chat_message){ .role = ch->msgs[i].role, .content = ch->msgs[i].content };
+        n = gl_chat_render(s->chat_template, msgs, ch->n, true, s->bos, s->eos, NULL, 0, &err);
+        if (n >= 0 && (text = malloc((size_t)n + 1)) &&
+            gl_chat_render(s->chat_template, msgs, ch->n, true, s->bos, s->eos, text, (size_t)n + 1,
+                           &err) == n)
+            sb_put(out, text, (size_t)n);
+        else if (n >= 0)
+            n = -1;
+    }
+    free(text);
+    free(msgs);
+    if (n < 0)
+        respond_error(s, c, 400, "invalid_request_error", "messages", NULL,
+                      "cannot render the conversation: %s", err.msg);
+    return n >= 0;
+}
+
 static void post_completion(server *s, conn *c, const http_req *r, bool chat_api)
 {
     json_object o;
@@ -311,7 +339,8 @@ static void post_completion(server *s, conn *c, const http_req *r, bool chat_api
             bad_request(s, c, "messages", "%s", msg);
             goto out;
         }
-        chat_render(s->chat_template, &ch, &prompt);
+        if (!render_chat(s, c, &ch, &prompt))
+            goto out;
     } else {
         v = json_get(&o, "prompt");
         if (v && v->type == JV_STR)
@@ -374,7 +403,10 @@ static void post_completion(server *s, conn *c, const http_req *r, bool chat_api
     gl_model_get_info(s->m, &mi);
     gl_error err;
     const char *ptext = prompt.p ? prompt.p : "";
-    int n = gl_tokenize(s->m, ptext, prompt.len, mi.add_bos, NULL, 0, &err);
+    /* chat text holds the template's control tokens ("<|im_start|>"...) */
+    const unsigned flags =
+        (mi.add_bos ? GL_TOKENIZE_BOS : 0u) | (chat_api ? GL_TOKENIZE_SPECIAL : 0u);
+    int n = gl_tokenize_ex(s->m, ptext, prompt.len, flags, NULL, 0, &err);
     if (n < 0 || n == 0) {
         bad_request(s, c, chat_api ? "messages" : "prompt", "%s",
                     n < 0 ? err.msg : "the prompt has no tokens");
@@ -387,7 +419,7 @@ static void post_completion(server *s, conn *c, const http_req *r, bool chat_api
         goto out;
     }
     ids = malloc(sizeof *ids * (size_t)n);
-    if (!ids || gl_tokenize(s->m, ptext, prompt.len, mi.add_bos, ids, n, &err) != n) {
+    if (!ids || gl_tokenize_ex(s->m, ptext, prompt.len, flags, ids, n, &err) != n) {
         respond_error(s, c, 500, "server_error", NULL, NULL, "tokenizing the prompt failed");
         goto out;
     }

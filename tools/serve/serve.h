@@ -7,7 +7,7 @@
  *   server.c   options, sockets, the event loop, timeouts, shutdown
  *   routes.c   endpoints: request bodies in, JSON responses out
  *   http.c     HTTP/1.1 request parsing and response framing
- *   chat.c     chat messages to prompt text
+ *   chat.c     the "messages" array (rendered by gl_chat_render)
  *   metrics.c  counters and histograms, Prometheus text
  *   sbuf.c     growable buffers and JSON string escaping */
 #ifndef GENLOOP_SERVE_SERVE_H
@@ -61,8 +61,8 @@ typedef struct server {
     gl_engine *e;
     _Atomic int state; /* 0 loading, 1 ready, -1 failed */
     char load_error[512];
-    const char *chat_template; /* in the model's mapping, NUL-terminated copy */
-    char *chat_template_buf;
+    char *chat_template;   /* tokenizer.chat_template, or NULL (ChatML) */
+    char bos[64], eos[64]; /* their texts, for templates that write them */
     int n_ctx;
     metrics met;
     uint64_t n_ids;

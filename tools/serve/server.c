@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "../cli.h"
-#include "model.h"
 #include "serve.h"
 
 #ifndef GENLOOP_SOURCE_ROOT
@@ -170,13 +169,13 @@ static void *load_thread(void *arg)
         s->n_ctx = mi.n_pos_learned;
     if (s->o.max_tokens == 0)
         s->o.max_tokens = s->n_ctx;
-    gguf_str t;
-    if (gguf_get_str(&s->m->gguf, "tokenizer.chat_template", &t) &&
-        (s->chat_template_buf = malloc(t.len + 1))) {
-        memcpy(s->chat_template_buf, t.ptr, t.len);
-        s->chat_template_buf[t.len] = '\0';
-        s->chat_template = s->chat_template_buf;
-    }
+    const int tl = gl_model_meta_str(s->m, "tokenizer.chat_template", NULL, 0);
+    if (tl >= 0 && (s->chat_template = malloc((size_t)tl + 1)))
+        gl_model_meta_str(s->m, "tokenizer.chat_template", s->chat_template, (size_t)tl + 1);
+    if (mi.bos_id < 0 || gl_model_token_text(s->m, mi.bos_id, s->bos, sizeof s->bos) < 0)
+        s->bos[0] = '\0';
+    if (mi.eos_id < 0 || gl_model_token_text(s->m, mi.eos_id, s->eos, sizeof s->eos) < 0)
+        s->eos[0] = '\0';
     atomic_store(&s->state, 1);
     return NULL;
 }
@@ -526,7 +525,7 @@ int cmd_serve(int argc, char **argv)
     if (s->lfd >= 0)
         close(s->lfd);
     free(s->conns);
-    free(s->chat_template_buf);
+    free(s->chat_template);
     gl_engine_free(s->e);
     gl_model_free(s->m);
     return rc;
