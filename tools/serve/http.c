@@ -149,6 +149,8 @@ long http_parse(const char *buf, size_t len, size_t max_header, size_t max_body,
                 r->keep_alive = false;
             else if (token_has(v, vn, "keep-alive"))
                 r->keep_alive = true;
+        } else if (nl_name == 6 && !strncasecmp(line, "Expect", 6)) {
+            r->expect_continue = vn == 12 && !strncasecmp(v, "100-continue", 12);
         } else if (nl_name == 13 && !strncasecmp(line, "Authorization", 13)) {
             size_t k = vn < sizeof r->auth - 1 ? vn : sizeof r->auth - 1;
             memcpy(r->auth, v, k);
@@ -199,16 +201,21 @@ void http_respond(sbuf *out, int status, const char *ctype, const char *body, si
     sb_put(out, body, len);
 }
 
-void http_sse_head(sbuf *out, bool keep_alive)
+void http_sse_head(sbuf *out, bool chunked, bool keep_alive)
 {
     sb_printf(out,
               "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-              "Transfer-Encoding: chunked\r\nConnection: %s\r\n\r\n",
-              keep_alive ? "keep-alive" : "close");
+              "%sConnection: %s\r\n\r\n",
+              chunked ? "Transfer-Encoding: chunked\r\n" : "",
+              chunked && keep_alive ? "keep-alive" : "close");
 }
 
-void http_chunk(sbuf *out, const char *data, size_t len)
+void http_chunk(sbuf *out, bool chunked, const char *data, size_t len)
 {
+    if (!chunked) {
+        sb_put(out, data, len);
+        return;
+    }
     sb_printf(out, "%zx\r\n", len);
     sb_put(out, data, len);
     sb_put(out, "\r\n", 2);

@@ -469,7 +469,9 @@ static void post_completion(server *s, conn *c, const http_req *r, bool chat_api
              (uint64_t)c->created, ++s->n_ids);
     if (stream) {
         metrics_count_status(&s->met, 200);
-        http_sse_head(&c->out, c->keep_alive);
+        if (!c->chunked)
+            c->keep_alive = false; /* the body ends with the connection */
+        http_sse_head(&c->out, c->chunked, c->keep_alive);
     }
 out:
     free(ids);
@@ -537,7 +539,7 @@ static void sse_chunk(server *s, conn *c, const char *text, size_t len, const ch
         usage_fields(&b, c, st);
     }
     sb_puts(&b, "}\n\n");
-    http_chunk(&c->out, b.p, b.len);
+    http_chunk(&c->out, c->chunked, b.p, b.len);
     sb_free(&b);
 }
 
@@ -556,8 +558,9 @@ void completion_progress(server *s, conn *c)
     if (c->stream) {
         sse_chunk(s, c, NULL, 0, fr, &st);
         static const char done[] = "data: [DONE]\n\n";
-        http_chunk(&c->out, done, sizeof done - 1);
-        http_chunk(&c->out, "", 0);
+        http_chunk(&c->out, c->chunked, done, sizeof done - 1);
+        if (c->chunked)
+            http_chunk(&c->out, true, "", 0);
         if (!c->keep_alive)
             c->close_after = true;
     } else {

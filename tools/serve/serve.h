@@ -37,9 +37,11 @@ typedef struct conn {
     double t_active; /* last read or write progress, ms */
     double t_req;    /* when the first byte of the request being read came */
     bool keep_alive, close_after;
-    bool lingering; /* response sent, write side shut: draining what the
-                     * client still sends so the close does not reset the
-                     * connection before it has read the response */
+    bool chunked;       /* the client speaks HTTP/1.1 (HTTP/1.0: no chunks) */
+    bool sent_continue; /* 100 Continue sent for the request being read */
+    bool lingering;     /* response sent, write side shut: draining what the
+                         * client still sends so the close does not reset the
+                         * connection before it has read the response */
     double t_linger;
     /* the completion in flight, if any */
     bool busy;

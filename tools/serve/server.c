@@ -307,8 +307,13 @@ static void conn_serve(server *s, conn *c)
     while (!c->busy && !c->close_after && c->in.len > 0) {
         http_req r;
         long n = http_parse(c->in.p, c->in.len, s->o.max_header, s->o.max_body, &r);
-        if (n == HTTP_INCOMPLETE)
+        if (n == HTTP_INCOMPLETE) {
+            if (r.header_len > 0 && r.expect_continue && !c->sent_continue) {
+                sb_puts(&c->out, "HTTP/1.1 100 Continue\r\n\r\n");
+                c->sent_continue = true;
+            }
             return;
+        }
         if (n < 0) {
             c->keep_alive = false;
             respond_error(s, c, (int)-n, "invalid_request_error", NULL, NULL, "%s",
@@ -321,6 +326,8 @@ static void conn_serve(server *s, conn *c)
             return;
         }
         c->keep_alive = r.keep_alive;
+        c->chunked = r.minor >= 1;
+        c->sent_continue = false;
         route(s, c, &r);
         sb_consume(&c->in, (size_t)n);
         c->t_req = serve_now_ms(); /* a pipelined request starts now */
