@@ -153,18 +153,23 @@ static void *load_thread(void *arg)
         atomic_store(&s->state, -1);
         return NULL;
     }
+    gl_model_info mi;
+    gl_model_get_info(s->m, &mi);
+    /* -c, else the model's context capped at 4096: every slot holds a whole
+     * context of KV cache, and a 128k-context model times 8 slots would not
+     * fit most machines */
+    s->n_ctx = s->o.n_ctx                                    ? s->o.n_ctx
+               : mi.n_ctx_train > 0 && mi.n_ctx_train < 4096 ? mi.n_ctx_train
+                                                             : 4096;
     gl_engine_params ep = gl_engine_default_params();
     ep.max_seqs = s->o.max_batch;
-    ep.n_ctx = s->o.n_ctx;
+    ep.n_ctx = s->n_ctx;
     ep.n_threads = s->o.threads;
     if (gl_engine_create(&s->e, s->m, &ep, &err)) {
         snprintf(s->load_error, sizeof s->load_error, "%s", err.msg);
         atomic_store(&s->state, -1);
         return NULL;
     }
-    gl_model_info mi;
-    gl_model_get_info(s->m, &mi);
-    s->n_ctx = s->o.n_ctx ? s->o.n_ctx : mi.n_ctx_train;
     if (mi.n_pos_learned > 0 && mi.n_pos_learned < s->n_ctx)
         s->n_ctx = mi.n_pos_learned;
     if (s->o.max_tokens == 0)
