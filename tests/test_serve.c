@@ -306,8 +306,7 @@ static char *sse_text(const char *body, char *finish, size_t fcap)
         }
         json_object ch;
         char *ev = strndup(p, (size_t)(e - p));
-        first_choice(ev, &ch);
-        free(ev);
+        first_choice(ev, &ch); /* raw values point into ev */
         const json_value *t = json_get(&ch, "text"), *d = json_get(&ch, "delta"),
                          *f = json_get(&ch, "finish_reason");
         json_object delta = { 0 };
@@ -324,6 +323,7 @@ static char *sse_text(const char *body, char *finish, size_t fcap)
             snprintf(finish, fcap, "%s", f->str);
         json_object_free(&delta);
         json_object_free(&ch);
+        free(ev);
         p = e;
     }
     cr_assert(done, "the stream did not end with data: [DONE]");
