@@ -1,0 +1,395 @@
+/* Template: K-quant (Q2_K .. Q6_K) and IQ4_XS weights x Q8_K activations,
+ * included once per ISA level by a file that first defines
+ *   KQ_SUFFIX            name suffix: gl_matmul_<type>_<KQ_SUFFIX>
+ *   kq_dot1(acc, w, x)   acc + 4 int32 lanes whose sum is the exact dot of
+ *                        the 16 int8 w with the 16 int8 at x (any quants of
+ *                        these formats: |w * x| <= 127 * 127)
+ *   kq_dot2(acc, w0, w1, x)
+ *                        the same for 32 pairs (w0 with x[0..15], w1 with
+ *                        x[16..31]); may assume |w| <= 32, so that 4
+ *                        products fit int16 (the plain-NEON version sums
+ *                        them there before widening)
+ * (always-inline functions).
+ *
+ * Exactness. Per super-block, a row's unpack gives its 256 quants as 16
+ * int8 registers in element order, its sub-block scales as int32 lanes and
+ * (Q2_K, Q4_K, Q5_K) its mins as int16 lanes. Every integer of
+ * src/kernels.h (isum, imin) is then formed exactly: sub-block dots in
+ * lanes, pairwise-added to one lane per sub-block, times the scales, and
+ * the 4 rows' vectors pairwise-added so lane k holds row k's value. The
+ * float update is generic's (arch/generic/kquants.c, kblock_dot), lanes
+ * over the 4 rows of a tile:
+ *   no mins:  sum = sum + (float)isum * (dx * dw)
+ *   mins:     sum = sum + ((float)isum * (dx * dw) - (float)imin * (dx * dmin)),
+ *             or the no-mins form where dmin == 0 and imin == 0 (generic's
+ *             branch, selected per lane),
+ * separate multiplies and adds (this folder builds with -ffp-contract=off).
+ * So results are bit-identical to generic for every r0 / r1 and nb. A
+ * weight super-block is unpacked once per tile and reused for up to
+ * KQ_MAXC activation columns. */
+
+#ifndef KQ_MAXC
+#define KQ_MAXC 4
+#endif
+
+#define KQ_CAT2(a, b) a##b
+#define KQ_FN2(t, s)  gl_matmul_##t##_##s
+#define KQ_FN(t, s)   KQ_FN2(t, s)
+
+/* One row's super-block in registers. */
+typedef struct {
+    int8x16_t q[16];  /* element order: register i = elements 16 i .. 16 i + 15 */
+    int32x4_t sc[4];  /* sub-block scales: lanes of sc[j / 4], j = sub-block */
+    int16x8_t mn[2];  /* mins (Q2_K: 16 in mn[0..1]; Q4_K / Q5_K: 8 in mn[0]) */
+} kq_w;
+
+/* ---- unpackers ---------------------------------------------------------- */
+
+/* bytes (0..255 values) -> 4 int32 vectors of lanes */
+GL_ALWAYS_INLINE void kq_widen16_u8(uint8x16_t v, int32x4_t *out)
+{
+    const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_high_u8(v);
+    out[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo)));
+    out[1] = vreinterpretq_s32_u32(vmovl_high_u16(lo));
+    out[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
+    out[3] = vreinterpretq_s32_u32(vmovl_high_u16(hi));
+}
+
+GL_ALWAYS_INLINE void kq_widen16_s8(int8x16_t v, int32x4_t *out)
+{
+    const int16x8_t lo = vmovl_s8(vget_low_s8(v)), hi = vmovl_high_s8(v);
+    out[0] = vmovl_s16(vget_low_s16(lo));
+    out[1] = vmovl_high_s16(lo);
+    out[2] = vmovl_s16(vget_low_s16(hi));
+    out[3] = vmovl_high_s16(hi);
+}
+
+/* The 6-bit scales and mins of Q4_K / Q5_K (gl_k4_scale_min), 4 at a time
+ * in 32-bit words: bytes 0..3 of *sc8 = scales 0..3, bytes 4..7 = 4..7. */
+GL_ALWAYS_INLINE void kq_scale_min_k4(const uint8_t *scales, uint8x8_t *sc8, uint8x8_t *mn8)
+{
+    uint32_t s[3];
+    memcpy(s, scales, sizeof s);
+    const uint32_t sc_lo = s[0] & 0x3f3f3f3fu, mn_lo = s[1] & 0x3f3f3f3fu;
+    const uint32_t sc_hi = (s[2] & 0x0f0f0f0fu) | ((s[0] >> 6) & 0x03030303u) << 4;
+    const uint32_t mn_hi = ((s[2] >> 4) & 0x0f0f0f0fu) | ((s[1] >> 6) & 0x03030303u) << 4;
+    *sc8 = vcreate_u8((uint64_t)sc_lo | (uint64_t)sc_hi << 32);
+    *mn8 = vcreate_u8((uint64_t)mn_lo | (uint64_t)mn_hi << 32);
+}
+
+GL_ALWAYS_INLINE void kq_k4_scales(const uint8_t *scales, kq_w *u)
+{
+    uint8x8_t sc8, mn8;
+    kq_scale_min_k4(scales, &sc8, &mn8);
+    const uint16x8_t sc16 = vmovl_u8(sc8);
+    u->sc[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(sc16)));
+    u->sc[1] = vreinterpretq_s32_u32(vmovl_high_u16(sc16));
+    u->mn[0] = vreinterpretq_s16_u16(vmovl_u8(mn8));
+}
+
+/* Q4_K: qs[32 i + l] low nibble = element 64 i + l, high = 64 i + 32 + l. */
+GL_ALWAYS_INLINE void kq_unpack_q4_K(const block_q4_K *b, kq_w *u)
+{
+    kq_k4_scales(b->scales, u);
+    const uint8x16_t m4 = vdupq_n_u8(0x0f);
+    for (int i = 0; i < 4; i++) {
+        const uint8x16_t a = vld1q_u8(b->qs + 32 * i), c = vld1q_u8(b->qs + 32 * i + 16);
+        u->q[4 * i + 0] = vreinterpretq_s8_u8(vandq_u8(a, m4));
+        u->q[4 * i + 1] = vreinterpretq_s8_u8(vandq_u8(c, m4));
+        u->q[4 * i + 2] = vreinterpretq_s8_u8(vshrq_n_u8(a, 4));
+        u->q[4 * i + 3] = vreinterpretq_s8_u8(vshrq_n_u8(c, 4));
+    }
+}
+
+/* Q5_K: Q4_K plus bit 2 i (elements 64 i + l) or 2 i + 1 (64 i + 32 + l)
+ * of qh[l] as bit 4. */
+GL_ALWAYS_INLINE void kq_unpack_q5_K(const block_q5_K *b, kq_w *u)
+{
+    kq_k4_scales(b->scales, u);
+    const uint8x16_t m4 = vdupq_n_u8(0x0f), m16 = vdupq_n_u8(0x10);
+    uint8x16_t h0 = vld1q_u8(b->qh), h1 = vld1q_u8(b->qh + 16);
+    for (int i = 0; i < 4; i++) { /* h0, h1 = qh >> 2 i */
+        const uint8x16_t a = vld1q_u8(b->qs + 32 * i), c = vld1q_u8(b->qs + 32 * i + 16);
+        u->q[4 * i + 0] =
+            vreinterpretq_s8_u8(vorrq_u8(vandq_u8(a, m4), vandq_u8(vshlq_n_u8(h0, 4), m16)));
+        u->q[4 * i + 1] =
+            vreinterpretq_s8_u8(vorrq_u8(vandq_u8(c, m4), vandq_u8(vshlq_n_u8(h1, 4), m16)));
+        u->q[4 * i + 2] =
+            vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(a, 4), vandq_u8(vshlq_n_u8(h0, 3), m16)));
+        u->q[4 * i + 3] =
+            vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(c, 4), vandq_u8(vshlq_n_u8(h1, 3), m16)));
+        h0 = vshrq_n_u8(h0, 2);
+        h1 = vshrq_n_u8(h1, 2);
+    }
+}
+
+/* Q6_K: in half h, element 128 h + 32 s + 16 t + l is register 8 h + 2 s + t:
+ * low 4 bits from ql[64 h + 32 (s & 1) + 16 t + l] (low nibble for s < 2),
+ * high 2 bits (qh[32 h + 16 t + l] >> 2 s) & 3; q = that - 32. */
+GL_ALWAYS_INLINE void kq_unpack_q6_K(const block_q6_K *b, kq_w *u)
+{
+    kq_widen16_s8(vld1q_s8(b->scales), u->sc);
+    const uint8x16_t m4 = vdupq_n_u8(0x0f), m30 = vdupq_n_u8(0x30);
+    const int8x16_t k32 = vdupq_n_s8(32);
+    for (int h = 0; h < 2; h++) {
+        const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
+        const uint8x16_t l0 = vld1q_u8(ql), l1 = vld1q_u8(ql + 16);
+        const uint8x16_t l2 = vld1q_u8(ql + 32), l3 = vld1q_u8(ql + 48);
+        const uint8x16_t q0 = vld1q_u8(qh), q1 = vld1q_u8(qh + 16);
+        uint8x16_t v[8];
+        v[0] = vorrq_u8(vandq_u8(l0, m4), vandq_u8(vshlq_n_u8(q0, 4), m30));
+        v[1] = vorrq_u8(vandq_u8(l1, m4), vandq_u8(vshlq_n_u8(q1, 4), m30));
+        v[2] = vorrq_u8(vandq_u8(l2, m4), vandq_u8(vshlq_n_u8(q0, 2), m30));
+        v[3] = vorrq_u8(vandq_u8(l3, m4), vandq_u8(vshlq_n_u8(q1, 2), m30));
+        v[4] = vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(q0, m30));
+        v[5] = vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(q1, m30));
+        v[6] = vorrq_u8(vshrq_n_u8(l2, 4), vandq_u8(vshrq_n_u8(q0, 2), m30));
+        v[7] = vorrq_u8(vshrq_n_u8(l3, 4), vandq_u8(vshrq_n_u8(q1, 2), m30));
+        for (int i = 0; i < 8; i++)
+            u->q[8 * h + i] = vsubq_s8(vreinterpretq_s8_u8(v[i]), k32);
+    }
+}
+
+/* Q3_K's 16 six-bit scales (stored + 32): low 4 bits of scale j in byte j
+ * (j < 8, low nibble) or byte j - 8 (high nibble); high 2 bits at bits
+ * 2 (j / 4) of byte 8 + j % 4. */
+GL_ALWAYS_INLINE void kq_q3_K_scales(const uint8_t *sc, int32x4_t *out)
+{
+    const uint8x8_t s0 = vld1_u8(sc);
+    uint32_t hw;
+    memcpy(&hw, sc + 8, 4);
+    const uint8x16_t lo = vcombine_u8(vand_u8(s0, vdup_n_u8(15)), vshr_n_u8(s0, 4));
+    static const int8_t shr[16] = { 0, 0, 0, 0, -2, -2, -2, -2, -4, -4, -4, -4, -6, -6, -6, -6 };
+    const uint8x16_t hb = vreinterpretq_u8_u32(vdupq_n_u32(hw)); /* byte j = sc[8 + j % 4] */
+    const uint8x16_t hi = vshlq_n_u8(vandq_u8(vshlq_u8(hb, vld1q_s8(shr)), vdupq_n_u8(3)), 4);
+    kq_widen16_s8(vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(lo, hi)), vdupq_n_s8(32)), out);
+}
+
+/* Q3_K: element 128 h + 32 s + 16 t + l (register 8 h + 2 s + t): low 2
+ * bits (qs[32 h + 16 t + l] >> 2 s) & 3, high bit (hmask[16 t + l] >>
+ * (4 h + s)) & 1; q = low | high << 2, minus 4. */
+GL_ALWAYS_INLINE void kq_unpack_q3_K(const block_q3_K *b, kq_w *u)
+{
+    kq_q3_K_scales(b->scales, u->sc);
+    const uint8x16_t m3 = vdupq_n_u8(3), m4 = vdupq_n_u8(4);
+    const int8x16_t k4 = vdupq_n_s8(4);
+    uint8x16_t hm0 = vld1q_u8(b->hmask), hm1 = vld1q_u8(b->hmask + 16);
+    for (int h = 0; h < 2; h++) {
+        uint8x16_t a = vld1q_u8(b->qs + 32 * h), c = vld1q_u8(b->qs + 32 * h + 16);
+        for (int s = 0; s < 4; s++) { /* a, c = qs >> 2 s; hm0, hm1 = hmask >> (4 h + s) */
+            const uint8x16_t v0 = vorrq_u8(vandq_u8(a, m3), vandq_u8(vshlq_n_u8(hm0, 2), m4));
+            const uint8x16_t v1 = vorrq_u8(vandq_u8(c, m3), vandq_u8(vshlq_n_u8(hm1, 2), m4));
+            u->q[8 * h + 2 * s] = vsubq_s8(vreinterpretq_s8_u8(v0), k4);
+            u->q[8 * h + 2 * s + 1] = vsubq_s8(vreinterpretq_s8_u8(v1), k4);
+            a = vshrq_n_u8(a, 2);
+            c = vshrq_n_u8(c, 2);
+            hm0 = vshrq_n_u8(hm0, 1);
+            hm1 = vshrq_n_u8(hm1, 1);
+        }
+    }
+}
+
+/* Q2_K: register 8 h + 2 s + t = (qs[32 h + 16 t + l] >> 2 s) & 3; scales
+ * low nibbles, mins high nibbles of scales[j]. */
+GL_ALWAYS_INLINE void kq_unpack_q2_K(const block_q2_K *b, kq_w *u)
+{
+    const uint8x16_t s = vld1q_u8(b->scales), m3 = vdupq_n_u8(3);
+    kq_widen16_u8(vandq_u8(s, vdupq_n_u8(15)), u->sc);
+    const uint8x16_t mn = vshrq_n_u8(s, 4);
+    u->mn[0] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn)));
+    u->mn[1] = vreinterpretq_s16_u16(vmovl_high_u8(mn));
+    for (int h = 0; h < 2; h++) {
+        uint8x16_t a = vld1q_u8(b->qs + 32 * h), c = vld1q_u8(b->qs + 32 * h + 16);
+        for (int k = 0; k < 4; k++) { /* a, c = qs >> 2 k */
+            u->q[8 * h + 2 * k] = vreinterpretq_s8_u8(vandq_u8(a, m3));
+            u->q[8 * h + 2 * k + 1] = vreinterpretq_s8_u8(vandq_u8(c, m3));
+            a = vshrq_n_u8(a, 2);
+            c = vshrq_n_u8(c, 2);
+        }
+    }
+}
+
+/* IQ4_XS: qs[16 j + l] low nibble = element 32 j + l, high = 32 j + 16 + l,
+ * both indices into gl_iq4nl_values; scale j = (nibble j of scales_l |
+ * bits 2 j, 2 j + 1 of scales_h << 4) - 32. */
+GL_ALWAYS_INLINE void kq_unpack_iq4_xs(const block_iq4_xs *b, kq_w *u)
+{
+    uint32_t sl;
+    memcpy(&sl, b->scales_l, 4);
+    const uint8x8_t l4 = vcreate_u8(sl);
+    const uint8x8_t lo = vzip1_u8(vand_u8(l4, vdup_n_u8(15)), vshr_n_u8(l4, 4));
+    static const int16_t shr[8] = { 0, -2, -4, -6, -8, -10, -12, -14 };
+    const uint16x8_t hs = vandq_u16(vshlq_u16(vdupq_n_u16(b->scales_h), vld1q_s16(shr)),
+                                    vdupq_n_u16(3));
+    const int16x8_t ls = vsubq_s16(
+        vreinterpretq_s16_u16(vorrq_u16(vmovl_u8(lo), vshlq_n_u16(hs, 4))), vdupq_n_s16(32));
+    u->sc[0] = vmovl_s16(vget_low_s16(ls));
+    u->sc[1] = vmovl_high_s16(ls);
+    const int8x16_t tbl = vld1q_s8(gl_iq4nl_values);
+    const uint8x16_t m4 = vdupq_n_u8(0x0f);
+    for (int j = 0; j < 8; j++) {
+        const uint8x16_t v = vld1q_u8(b->qs + 16 * j);
+        u->q[2 * j] = vqtbl1q_s8(tbl, vandq_u8(v, m4));
+        u->q[2 * j + 1] = vqtbl1q_s8(tbl, vshrq_n_u8(v, 4));
+    }
+}
+
+/* ---- one row's super-block . one activation column ------------------------
+ * *p: 4 lanes whose sum is isum = sum_j scale_j * isum_j (exact);
+ * *m (mins types): lanes summing to imin. */
+
+/* 8 sub-blocks of 32 */
+GL_ALWAYS_INLINE void kq_rowdot32(const kq_w *u, const block_q8_K *x, const int small,
+                                  const int mins, int32x4_t *p, int32x4_t *m)
+{
+    const int32x4_t z = vdupq_n_s32(0);
+    int32x4_t d[8];
+    for (int j = 0; j < 8; j++) {
+        const int8_t *xq = x->qs + 32 * j;
+        d[j] = small ? kq_dot2(z, u->q[2 * j], u->q[2 * j + 1], xq)
+                     : kq_dot1(kq_dot1(z, u->q[2 * j], xq), u->q[2 * j + 1], xq + 16);
+    }
+    /* lane j of t0 / t1 = isum_j / isum_{4 + j} */
+    const int32x4_t t0 = vpaddq_s32(vpaddq_s32(d[0], d[1]), vpaddq_s32(d[2], d[3]));
+    const int32x4_t t1 = vpaddq_s32(vpaddq_s32(d[4], d[5]), vpaddq_s32(d[6], d[7]));
+    *p = vmlaq_s32(vmulq_s32(t0, u->sc[0]), t1, u->sc[1]);
+    if (mins) { /* imin = sum_j m_j * (bsums[2 j] + bsums[2 j + 1]) */
+        int16_t bs[16];
+        memcpy(bs, x->bsums, sizeof bs);
+        const int16x8_t b2 = vpaddq_s16(vld1q_s16(bs), vld1q_s16(bs + 8));
+        *m = vmlal_high_s16(vmull_s16(vget_low_s16(u->mn[0]), vget_low_s16(b2)), u->mn[0], b2);
+    }
+}
+
+/* 16 sub-blocks of 16 */
+GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int mins,
+                                  int32x4_t *p, int32x4_t *m)
+{
+    const int32x4_t z = vdupq_n_s32(0);
+    int32x4_t acc = z;
+    for (int g = 0; g < 4; g++) {
+        int32x4_t d[4];
+        for (int k = 0; k < 4; k++)
+            d[k] = kq_dot1(z, u->q[4 * g + k], x->qs + 16 * (4 * g + k));
+        const int32x4_t t = vpaddq_s32(vpaddq_s32(d[0], d[1]), vpaddq_s32(d[2], d[3]));
+        acc = vmlaq_s32(acc, t, u->sc[g]);
+    }
+    *p = acc;
+    if (mins) { /* imin = sum_j m_j * bsums[j] */
+        int16_t bs[16];
+        memcpy(bs, x->bsums, sizeof bs);
+        const int16x8_t b0 = vld1q_s16(bs), b1 = vld1q_s16(bs + 8);
+        int32x4_t a = vmull_s16(vget_low_s16(u->mn[0]), vget_low_s16(b0));
+        a = vmlal_high_s16(a, u->mn[0], b0);
+        a = vmlal_s16(a, vget_low_s16(u->mn[1]), vget_low_s16(b1));
+        *m = vmlal_high_s16(a, u->mn[1], b1);
+    }
+}
+
+/* ---- the matmul generator --------------------------------------------------
+ * KQ_DEF(type, block type, unpack, SUB (16 / 32), SMALL (kq_dot2 allowed),
+ *        MINS, d field, dmin field (= d when no mins)) */
+#define KQ_DEF(T, BT, UNPACK, SUB, SMALL, MINS, DF, DMF)                                           \
+    GL_ALWAYS_INLINE void KQ_CAT2(T, _row)(const BT *blk, const block_q8_K *const *xs, int b,     \
+                                           const int nc, int32x4_t *p, int32x4_t *m)               \
+    {                                                                                              \
+        kq_w u;                                                                                    \
+        UNPACK(blk, &u);                                                                           \
+        for (int c = 0; c < nc; c++) {                                                             \
+            m[c] = vdupq_n_s32(0);                                                                 \
+            if (SUB == 32)                                                                         \
+                kq_rowdot32(&u, xs[c] + b, SMALL, MINS, &p[c], &m[c]);                             \
+            else                                                                                   \
+                kq_rowdot16(&u, xs[c] + b, MINS, &p[c], &m[c]);                                    \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    GL_ALWAYS_INLINE void KQ_CAT2(T, _tile)(const char *w, size_t wrb,                             \
+                                            const block_q8_K *const *xs, float *const *ys,        \
+                                            int nsb, int m, const int nc)                          \
+    {                                                                                              \
+        const BT *wr[4];                                                                           \
+        for (int k = 0; k < 4; k++) /* rows past the range repeat the last one */                 \
+            wr[k] = (const BT *)(w + (size_t)(k < m ? k : m - 1) * wrb);                           \
+        float32x4_t acc[KQ_MAXC];                                                                  \
+        for (int c = 0; c < nc; c++)                                                               \
+            acc[c] = vdupq_n_f32(0.0f);                                                            \
+        for (int b = 0; b < nsb; b++) {                                                            \
+            int32x4_t ps[KQ_MAXC], ms[KQ_MAXC], p1[KQ_MAXC], m1[KQ_MAXC];                          \
+            /* rows pairwise: lane k of the final vpaddq = row k's value */                       \
+            KQ_CAT2(T, _row)(wr[0] + b, xs, b, nc, ps, ms);                                        \
+            KQ_CAT2(T, _row)(wr[1] + b, xs, b, nc, p1, m1);                                        \
+            for (int c = 0; c < nc; c++) {                                                         \
+                ps[c] = vpaddq_s32(ps[c], p1[c]);                                                  \
+                ms[c] = vpaddq_s32(ms[c], m1[c]);                                                  \
+            }                                                                                      \
+            int32x4_t p2[KQ_MAXC], m2[KQ_MAXC];                                                    \
+            KQ_CAT2(T, _row)(wr[2] + b, xs, b, nc, p2, m2);                                        \
+            KQ_CAT2(T, _row)(wr[3] + b, xs, b, nc, p1, m1);                                        \
+            for (int c = 0; c < nc; c++) {                                                         \
+                ps[c] = vpaddq_s32(ps[c], vpaddq_s32(p2[c], p1[c]));                               \
+                ms[c] = vpaddq_s32(ms[c], vpaddq_s32(m2[c], m1[c]));                               \
+            }                                                                                      \
+            uint16_t dh[4], mh[4];                                                                 \
+            for (int k = 0; k < 4; k++) {                                                          \
+                memcpy(&dh[k], &wr[k][b].DF, 2);                                                   \
+                memcpy(&mh[k], &wr[k][b].DMF, 2);                                                  \
+            }                                                                                      \
+            const float32x4_t dw = gl_h2f4(vld1_u16(dh)), dm = gl_h2f4(vld1_u16(mh));              \
+            for (int c = 0; c < nc; c++) {                                                         \
+                float dxs;                                                                         \
+                memcpy(&dxs, &xs[c][b].d, 4);                                                      \
+                const float32x4_t dx = vdupq_n_f32(dxs);                                           \
+                const float32x4_t a = vmulq_f32(vcvtq_f32_s32(ps[c]), vmulq_f32(dx, dw));          \
+                if (MINS) {                                                                        \
+                    const float32x4_t t = vsubq_f32(                                               \
+                        a, vmulq_f32(vcvtq_f32_s32(ms[c]), vmulq_f32(dx, dm)));                    \
+                    const uint32x4_t nomin = vandq_u32(vceqq_f32(dm, vdupq_n_f32(0.0f)),           \
+                                                       vceqq_s32(ms[c], vdupq_n_s32(0)));          \
+                    acc[c] = vaddq_f32(acc[c], vbslq_f32(nomin, a, t));                            \
+                } else {                                                                           \
+                    acc[c] = vaddq_f32(acc[c], a);                                                 \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        for (int c = 0; c < nc; c++) {                                                             \
+            if (m == 4) {                                                                          \
+                vst1q_f32(ys[c], acc[c]);                                                          \
+            } else {                                                                               \
+                float t[4];                                                                        \
+                vst1q_f32(t, acc[c]);                                                              \
+                memcpy(ys[c], t, (size_t)m * sizeof(float));                                       \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    GL_DECL_MATMUL_FN(KQ_FN(T, KQ_SUFFIX))                                                         \
+    {                                                                                              \
+        const int nsb = n / QK_K;                                                                  \
+        for (int r = r0; r < r1; r += 4) {                                                         \
+            const int m = r1 - r < 4 ? r1 - r : 4;                                                 \
+            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                            \
+            for (int c0 = 0; c0 < nb; c0 += KQ_MAXC) {                                             \
+                const int nc = nb - c0 < KQ_MAXC ? nb - c0 : KQ_MAXC;                              \
+                const block_q8_K *xs[KQ_MAXC];                                                     \
+                float *ys[KQ_MAXC];                                                                \
+                for (int c = 0; c < nc; c++) {                                                     \
+                    xs[c] = (const block_q8_K *)((const char *)x + (size_t)(c0 + c) * x_stride);   \
+                    ys[c] = y + (size_t)(c0 + c) * y_stride + r;                                   \
+                }                                                                                  \
+                switch (nc) {                                                                      \
+                case 1: KQ_CAT2(T, _tile)(wt, w_row_bytes, xs, ys, nsb, m, 1); break;              \
+                case 2: KQ_CAT2(T, _tile)(wt, w_row_bytes, xs, ys, nsb, m, 2); break;              \
+                case 3: KQ_CAT2(T, _tile)(wt, w_row_bytes, xs, ys, nsb, m, 3); break;              \
+                default: KQ_CAT2(T, _tile)(wt, w_row_bytes, xs, ys, nsb, m, KQ_MAXC); break;       \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+KQ_DEF(q2_K, block_q2_K, kq_unpack_q2_K, 16, 1, 1, d, dmin)
+KQ_DEF(q3_K, block_q3_K, kq_unpack_q3_K, 16, 1, 0, d, d)
+KQ_DEF(q4_K, block_q4_K, kq_unpack_q4_K, 32, 1, 1, d, dmin)
+KQ_DEF(q5_K, block_q5_K, kq_unpack_q5_K, 32, 1, 1, d, dmin)
+KQ_DEF(q6_K, block_q6_K, kq_unpack_q6_K, 16, 1, 0, d, d)
+KQ_DEF(iq4_xs, block_iq4_xs, kq_unpack_iq4_xs, 32, 0, 0, d, d)
