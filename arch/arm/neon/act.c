@@ -73,7 +73,8 @@ GL_DECL_QUANTIZE_FN(gl_quantize_q8_K_neon)
         for (int i = 0; i < QK_K / 4; i += 4)
             for (int k = 0; k < 4; k++)
                 m[k] = vmaxnmq_f32(m[k], vabsq_f32(vld1q_f32(xb + 4 * (i + k))));
-        const float amax = vmaxnmvq_f32(vmaxnmq_f32(vmaxnmq_f32(m[0], m[1]), vmaxnmq_f32(m[2], m[3])));
+        const float amax =
+            vmaxnmvq_f32(vmaxnmq_f32(vmaxnmq_f32(m[0], m[1]), vmaxnmq_f32(m[2], m[3])));
         float max = 0.0f;
         if (amax != 0.0f) {
             const float32x4_t va = vdupq_n_f32(amax);

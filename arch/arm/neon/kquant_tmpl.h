@@ -38,9 +38,9 @@
 
 /* One row's super-block in registers. */
 typedef struct {
-    int8x16_t q[16];  /* element order: register i = elements 16 i .. 16 i + 15 */
-    int32x4_t sc[4];  /* sub-block scales: lanes of sc[j / 4], j = sub-block */
-    int16x8_t mn[2];  /* mins (Q2_K: 16 in mn[0..1]; Q4_K / Q5_K: 8 in mn[0]) */
+    int8x16_t q[16]; /* element order: register i = elements 16 i .. 16 i + 15 */
+    int32x4_t sc[4]; /* sub-block scales: lanes of sc[j / 4], j = sub-block */
+    int16x8_t mn[2]; /* mins (Q2_K: 16 in mn[0..1]; Q4_K / Q5_K: 8 in mn[0]) */
 } kq_w;
 
 /* ---- unpackers ---------------------------------------------------------- */
@@ -219,8 +219,8 @@ GL_ALWAYS_INLINE void kq_unpack_iq4_xs(const block_iq4_xs *b, kq_w *u)
     const uint8x8_t l4 = vcreate_u8(sl);
     const uint8x8_t lo = vzip1_u8(vand_u8(l4, vdup_n_u8(15)), vshr_n_u8(l4, 4));
     static const int16_t shr[8] = { 0, -2, -4, -6, -8, -10, -12, -14 };
-    const uint16x8_t hs = vandq_u16(vshlq_u16(vdupq_n_u16(b->scales_h), vld1q_s16(shr)),
-                                    vdupq_n_u16(3));
+    const uint16x8_t hs =
+        vandq_u16(vshlq_u16(vdupq_n_u16(b->scales_h), vld1q_s16(shr)), vdupq_n_u16(3));
     const int16x8_t ls = vsubq_s16(
         vreinterpretq_s16_u16(vorrq_u16(vmovl_u8(lo), vshlq_n_u16(hs, 4))), vdupq_n_s16(32));
     u->sc[0] = vmovl_s16(vget_low_s16(ls));
@@ -262,8 +262,8 @@ GL_ALWAYS_INLINE void kq_rowdot32(const kq_w *u, const block_q8_K *x, const int 
 }
 
 /* 16 sub-blocks of 16 */
-GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int mins,
-                                  int32x4_t *p, int32x4_t *m)
+GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int mins, int32x4_t *p,
+                                  int32x4_t *m)
 {
     const int32x4_t z = vdupq_n_s32(0);
     int32x4_t acc = z;
@@ -290,7 +290,7 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
  * KQ_DEF(type, block type, unpack, SUB (16 / 32), SMALL (kq_dot2 allowed),
  *        MINS, d field, dmin field (= d when no mins)) */
 #define KQ_DEF(T, BT, UNPACK, SUB, SMALL, MINS, DF, DMF)                                           \
-    GL_ALWAYS_INLINE void KQ_CAT2(T, _row)(const BT *blk, const block_q8_K *const *xs, int b,     \
+    GL_ALWAYS_INLINE void KQ_CAT2(T, _row)(const BT *blk, const block_q8_K *const *xs, int b,      \
                                            const int nc, int32x4_t *p, int32x4_t *m)               \
     {                                                                                              \
         kq_w u;                                                                                    \
@@ -305,18 +305,18 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
     }                                                                                              \
                                                                                                    \
     GL_ALWAYS_INLINE void KQ_CAT2(T, _tile)(const char *w, size_t wrb,                             \
-                                            const block_q8_K *const *xs, float *const *ys,        \
+                                            const block_q8_K *const *xs, float *const *ys,         \
                                             int nsb, int m, const int nc)                          \
     {                                                                                              \
         const BT *wr[4];                                                                           \
-        for (int k = 0; k < 4; k++) /* rows past the range repeat the last one */                 \
+        for (int k = 0; k < 4; k++) /* rows past the range repeat the last one */                  \
             wr[k] = (const BT *)(w + (size_t)(k < m ? k : m - 1) * wrb);                           \
         float32x4_t acc[KQ_MAXC];                                                                  \
         for (int c = 0; c < nc; c++)                                                               \
             acc[c] = vdupq_n_f32(0.0f);                                                            \
         for (int b = 0; b < nsb; b++) {                                                            \
             int32x4_t ps[KQ_MAXC], ms[KQ_MAXC], p1[KQ_MAXC], m1[KQ_MAXC];                          \
-            /* rows pairwise: lane k of the final vpaddq = row k's value */                       \
+            /* rows pairwise: lane k of the final vpaddq = row k's value */                        \
             KQ_CAT2(T, _row)(wr[0] + b, xs, b, nc, ps, ms);                                        \
             KQ_CAT2(T, _row)(wr[1] + b, xs, b, nc, p1, m1);                                        \
             for (int c = 0; c < nc; c++) {                                                         \
@@ -342,8 +342,8 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
                 const float32x4_t dx = vdupq_n_f32(dxs);                                           \
                 const float32x4_t a = vmulq_f32(vcvtq_f32_s32(ps[c]), vmulq_f32(dx, dw));          \
                 if (MINS) {                                                                        \
-                    const float32x4_t t = vsubq_f32(                                               \
-                        a, vmulq_f32(vcvtq_f32_s32(ms[c]), vmulq_f32(dx, dm)));                    \
+                    const float32x4_t t =                                                          \
+                        vsubq_f32(a, vmulq_f32(vcvtq_f32_s32(ms[c]), vmulq_f32(dx, dm)));          \
                     const uint32x4_t nomin = vandq_u32(vceqq_f32(dm, vdupq_n_f32(0.0f)),           \
                                                        vceqq_s32(ms[c], vdupq_n_s32(0)));          \
                     acc[c] = vaddq_f32(acc[c], vbslq_f32(nomin, a, t));                            \
