@@ -68,8 +68,10 @@ GL_ALWAYS_INLINE void kq_widen16_s8(int8x16_t v, int32x4_t *out)
  * in 32-bit words: bytes 0..3 of *sc8 = scales 0..3, bytes 4..7 = 4..7. */
 GL_ALWAYS_INLINE void kq_scale_min_k4(const uint8_t *scales, uint8x8_t *sc8, uint8x8_t *mn8)
 {
-    uint32_t s[3];
-    memcpy(s, scales, sizeof s);
+    uint32_t s[3]; /* three scalar loads (a memcpy of the array may go through the stack) */
+    memcpy(&s[0], scales, 4);
+    memcpy(&s[1], scales + 4, 4);
+    memcpy(&s[2], scales + 8, 4);
     const uint32_t sc_lo = s[0] & 0x3f3f3f3fu, mn_lo = s[1] & 0x3f3f3f3fu;
     const uint32_t sc_hi = (s[2] & 0x0f0f0f0fu) | ((s[0] >> 6) & 0x03030303u) << 4;
     const uint32_t mn_hi = ((s[2] >> 4) & 0x0f0f0f0fu) | ((s[1] >> 6) & 0x03030303u) << 4;
@@ -92,6 +94,7 @@ GL_ALWAYS_INLINE void kq_unpack_q4_K(const block_q4_K *b, kq_w *u)
 {
     kq_k4_scales(b->scales, u);
     const uint8x16_t m4 = vdupq_n_u8(0x0f);
+#pragma GCC unroll 16
     for (int i = 0; i < 4; i++) {
         const uint8x16_t a = vld1q_u8(b->qs + 32 * i), c = vld1q_u8(b->qs + 32 * i + 16);
         u->q[4 * i + 0] = vreinterpretq_s8_u8(vandq_u8(a, m4));
@@ -108,6 +111,7 @@ GL_ALWAYS_INLINE void kq_unpack_q5_K(const block_q5_K *b, kq_w *u)
     kq_k4_scales(b->scales, u);
     const uint8x16_t m4 = vdupq_n_u8(0x0f), m16 = vdupq_n_u8(0x10);
     uint8x16_t h0 = vld1q_u8(b->qh), h1 = vld1q_u8(b->qh + 16);
+#pragma GCC unroll 16
     for (int i = 0; i < 4; i++) { /* h0, h1 = qh >> 2 i */
         const uint8x16_t a = vld1q_u8(b->qs + 32 * i), c = vld1q_u8(b->qs + 32 * i + 16);
         u->q[4 * i + 0] =
@@ -131,6 +135,7 @@ GL_ALWAYS_INLINE void kq_unpack_q6_K(const block_q6_K *b, kq_w *u)
     kq_widen16_s8(vld1q_s8(b->scales), u->sc);
     const uint8x16_t m4 = vdupq_n_u8(0x0f), m30 = vdupq_n_u8(0x30);
     const int8x16_t k32 = vdupq_n_s8(32);
+#pragma GCC unroll 16
     for (int h = 0; h < 2; h++) {
         const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
         const uint8x16_t l0 = vld1q_u8(ql), l1 = vld1q_u8(ql + 16);
@@ -145,6 +150,7 @@ GL_ALWAYS_INLINE void kq_unpack_q6_K(const block_q6_K *b, kq_w *u)
         v[5] = vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(q1, m30));
         v[6] = vorrq_u8(vshrq_n_u8(l2, 4), vandq_u8(vshrq_n_u8(q0, 2), m30));
         v[7] = vorrq_u8(vshrq_n_u8(l3, 4), vandq_u8(vshrq_n_u8(q1, 2), m30));
+#pragma GCC unroll 16
         for (int i = 0; i < 8; i++)
             u->q[8 * h + i] = vsubq_s8(vreinterpretq_s8_u8(v[i]), k32);
     }
@@ -174,8 +180,10 @@ GL_ALWAYS_INLINE void kq_unpack_q3_K(const block_q3_K *b, kq_w *u)
     const uint8x16_t m3 = vdupq_n_u8(3), m4 = vdupq_n_u8(4);
     const int8x16_t k4 = vdupq_n_s8(4);
     uint8x16_t hm0 = vld1q_u8(b->hmask), hm1 = vld1q_u8(b->hmask + 16);
+#pragma GCC unroll 16
     for (int h = 0; h < 2; h++) {
         uint8x16_t a = vld1q_u8(b->qs + 32 * h), c = vld1q_u8(b->qs + 32 * h + 16);
+#pragma GCC unroll 16
         for (int s = 0; s < 4; s++) { /* a, c = qs >> 2 s; hm0, hm1 = hmask >> (4 h + s) */
             const uint8x16_t v0 = vorrq_u8(vandq_u8(a, m3), vandq_u8(vshlq_n_u8(hm0, 2), m4));
             const uint8x16_t v1 = vorrq_u8(vandq_u8(c, m3), vandq_u8(vshlq_n_u8(hm1, 2), m4));
@@ -198,8 +206,10 @@ GL_ALWAYS_INLINE void kq_unpack_q2_K(const block_q2_K *b, kq_w *u)
     const uint8x16_t mn = vshrq_n_u8(s, 4);
     u->mn[0] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn)));
     u->mn[1] = vreinterpretq_s16_u16(vmovl_high_u8(mn));
+#pragma GCC unroll 16
     for (int h = 0; h < 2; h++) {
         uint8x16_t a = vld1q_u8(b->qs + 32 * h), c = vld1q_u8(b->qs + 32 * h + 16);
+#pragma GCC unroll 16
         for (int k = 0; k < 4; k++) { /* a, c = qs >> 2 k */
             u->q[8 * h + 2 * k] = vreinterpretq_s8_u8(vandq_u8(a, m3));
             u->q[8 * h + 2 * k + 1] = vreinterpretq_s8_u8(vandq_u8(c, m3));
@@ -227,6 +237,7 @@ GL_ALWAYS_INLINE void kq_unpack_iq4_xs(const block_iq4_xs *b, kq_w *u)
     u->sc[1] = vmovl_high_s16(ls);
     const int8x16_t tbl = vld1q_s8(gl_iq4nl_values);
     const uint8x16_t m4 = vdupq_n_u8(0x0f);
+#pragma GCC unroll 16
     for (int j = 0; j < 8; j++) {
         const uint8x16_t v = vld1q_u8(b->qs + 16 * j);
         u->q[2 * j] = vqtbl1q_s8(tbl, vandq_u8(v, m4));
@@ -238,12 +249,20 @@ GL_ALWAYS_INLINE void kq_unpack_iq4_xs(const block_iq4_xs *b, kq_w *u)
  * *p: 4 lanes whose sum is isum = sum_j scale_j * isum_j (exact);
  * *m (mins types): lanes summing to imin. */
 
+/* bsums[i .. i + 7] of an activation block (as bytes: the member may sit
+ * at any address) */
+GL_ALWAYS_INLINE int16x8_t kq_bsums(const block_q8_K *x, int i)
+{
+    return vreinterpretq_s16_u8(vld1q_u8((const uint8_t *)x->bsums + 2 * i));
+}
+
 /* 8 sub-blocks of 32 */
 GL_ALWAYS_INLINE void kq_rowdot32(const kq_w *u, const block_q8_K *x, const int small,
                                   const int mins, int32x4_t *p, int32x4_t *m)
 {
     const int32x4_t z = vdupq_n_s32(0);
     int32x4_t d[8];
+#pragma GCC unroll 16
     for (int j = 0; j < 8; j++) {
         const int8_t *xq = x->qs + 32 * j;
         d[j] = small ? kq_dot2(z, u->q[2 * j], u->q[2 * j + 1], xq)
@@ -254,9 +273,7 @@ GL_ALWAYS_INLINE void kq_rowdot32(const kq_w *u, const block_q8_K *x, const int 
     const int32x4_t t1 = vpaddq_s32(vpaddq_s32(d[4], d[5]), vpaddq_s32(d[6], d[7]));
     *p = vmlaq_s32(vmulq_s32(t0, u->sc[0]), t1, u->sc[1]);
     if (mins) { /* imin = sum_j m_j * (bsums[2 j] + bsums[2 j + 1]) */
-        int16_t bs[16];
-        memcpy(bs, x->bsums, sizeof bs);
-        const int16x8_t b2 = vpaddq_s16(vld1q_s16(bs), vld1q_s16(bs + 8));
+        const int16x8_t b2 = vpaddq_s16(kq_bsums(x, 0), kq_bsums(x, 8));
         *m = vmlal_high_s16(vmull_s16(vget_low_s16(u->mn[0]), vget_low_s16(b2)), u->mn[0], b2);
     }
 }
@@ -267,8 +284,10 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
 {
     const int32x4_t z = vdupq_n_s32(0);
     int32x4_t acc = z;
+#pragma GCC unroll 16
     for (int g = 0; g < 4; g++) {
         int32x4_t d[4];
+#pragma GCC unroll 16
         for (int k = 0; k < 4; k++)
             d[k] = kq_dot1(z, u->q[4 * g + k], x->qs + 16 * (4 * g + k));
         const int32x4_t t = vpaddq_s32(vpaddq_s32(d[0], d[1]), vpaddq_s32(d[2], d[3]));
@@ -276,9 +295,7 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
     }
     *p = acc;
     if (mins) { /* imin = sum_j m_j * bsums[j] */
-        int16_t bs[16];
-        memcpy(bs, x->bsums, sizeof bs);
-        const int16x8_t b0 = vld1q_s16(bs), b1 = vld1q_s16(bs + 8);
+        const int16x8_t b0 = kq_bsums(x, 0), b1 = kq_bsums(x, 8);
         int32x4_t a = vmull_s16(vget_low_s16(u->mn[0]), vget_low_s16(b0));
         a = vmlal_high_s16(a, u->mn[0], b0);
         a = vmlal_s16(a, vget_low_s16(u->mn[1]), vget_low_s16(b1));
@@ -290,17 +307,24 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
  * KQ_DEF(type, block type, unpack, SUB (16 / 32), SMALL (kq_dot2 allowed),
  *        MINS, d field, dmin field (= d when no mins)) */
 #define KQ_DEF(T, BT, UNPACK, SUB, SMALL, MINS, DF, DMF)                                           \
+    /* r[c]: lanes summing to isum (no mins), or [isum | isum | imin | imin]                       \
+     * halves (mins: vpaddq(p, m)), for column c */                                                \
     GL_ALWAYS_INLINE void KQ_CAT2(T, _row)(const BT *blk, const block_q8_K *const *xs, int b,      \
-                                           const int nc, int32x4_t *p, int32x4_t *m)               \
+                                           const int nc, int32x4_t *r)                             \
     {                                                                                              \
         kq_w u;                                                                                    \
+        /* one row at a time: keeps the compiler from interleaving rows (which                     \
+         * spills the unpacked quants); the CPU overlaps them anyway */                            \
+        __asm__ volatile("" ::: "memory");                                                         \
         UNPACK(blk, &u);                                                                           \
-        for (int c = 0; c < nc; c++) {                                                             \
-            m[c] = vdupq_n_s32(0);                                                                 \
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)                                       \
+        {                                                                                          \
+            int32x4_t p, mm = vdupq_n_s32(0);                                                      \
             if (SUB == 32)                                                                         \
-                kq_rowdot32(&u, xs[c] + b, SMALL, MINS, &p[c], &m[c]);                             \
+                kq_rowdot32(&u, xs[c] + b, SMALL, MINS, &p, &mm);                                  \
             else                                                                                   \
-                kq_rowdot16(&u, xs[c] + b, MINS, &p[c], &m[c]);                                    \
+                kq_rowdot16(&u, xs[c] + b, MINS, &p, &mm);                                         \
+            r[c] = MINS ? vpaddq_s32(p, mm) : p;                                                   \
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
@@ -312,31 +336,43 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
         for (int k = 0; k < 4; k++) /* rows past the range repeat the last one */                  \
             wr[k] = (const BT *)(w + (size_t)(k < m ? k : m - 1) * wrb);                           \
         float32x4_t acc[KQ_MAXC];                                                                  \
-        for (int c = 0; c < nc; c++)                                                               \
-            acc[c] = vdupq_n_f32(0.0f);                                                            \
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) acc[c] = vdupq_n_f32(0.0f);           \
         for (int b = 0; b < nsb; b++) {                                                            \
-            int32x4_t ps[KQ_MAXC], ms[KQ_MAXC], p1[KQ_MAXC], m1[KQ_MAXC];                          \
-            /* rows pairwise: lane k of the final vpaddq = row k's value */                        \
-            KQ_CAT2(T, _row)(wr[0] + b, xs, b, nc, ps, ms);                                        \
-            KQ_CAT2(T, _row)(wr[1] + b, xs, b, nc, p1, m1);                                        \
-            for (int c = 0; c < nc; c++) {                                                         \
-                ps[c] = vpaddq_s32(ps[c], p1[c]);                                                  \
-                ms[c] = vpaddq_s32(ms[c], m1[c]);                                                  \
+            /* rows pairwise: a01 = vpaddq(r0, r1), a23 = vpaddq(r2, r3); then                     \
+             * no mins: isum lanes = vpaddq(a01, a23) (lane k = row k);                            \
+             * mins: a01 = [isum0 imin0 isum1 imin1], a23 likewise: unzip */                       \
+            int32x4_t a01[KQ_MAXC], a23[KQ_MAXC], t[KQ_MAXC], ps[KQ_MAXC], ms[KQ_MAXC];            \
+            KQ_CAT2(T, _row)(wr[0] + b, xs, b, nc, a01);                                           \
+            KQ_CAT2(T, _row)(wr[1] + b, xs, b, nc, t);                                             \
+            _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) a01[c] =                          \
+                vpaddq_s32(a01[c], t[c]);                                                          \
+            KQ_CAT2(T, _row)(wr[2] + b, xs, b, nc, a23);                                           \
+            KQ_CAT2(T, _row)(wr[3] + b, xs, b, nc, t);                                             \
+            _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)                                   \
+            {                                                                                      \
+                a23[c] = vpaddq_s32(a23[c], t[c]);                                                 \
+                if (MINS) {                                                                        \
+                    ps[c] = vuzp1q_s32(a01[c], a23[c]);                                            \
+                    ms[c] = vuzp2q_s32(a01[c], a23[c]);                                            \
+                } else {                                                                           \
+                    ps[c] = vpaddq_s32(a01[c], a23[c]);                                            \
+                    ms[c] = ps[c]; /* unused */                                                    \
+                }                                                                                  \
             }                                                                                      \
-            int32x4_t p2[KQ_MAXC], m2[KQ_MAXC];                                                    \
-            KQ_CAT2(T, _row)(wr[2] + b, xs, b, nc, p2, m2);                                        \
-            KQ_CAT2(T, _row)(wr[3] + b, xs, b, nc, p1, m1);                                        \
-            for (int c = 0; c < nc; c++) {                                                         \
-                ps[c] = vpaddq_s32(ps[c], vpaddq_s32(p2[c], p1[c]));                               \
-                ms[c] = vpaddq_s32(ms[c], vpaddq_s32(m2[c], m1[c]));                               \
+            uint16x4_t dh = vdup_n_u16(0), mh = dh;                                                \
+            dh = vset_lane_u16(gl_blk_d(&wr[0][b].DF), dh, 0);                                     \
+            dh = vset_lane_u16(gl_blk_d(&wr[1][b].DF), dh, 1);                                     \
+            dh = vset_lane_u16(gl_blk_d(&wr[2][b].DF), dh, 2);                                     \
+            dh = vset_lane_u16(gl_blk_d(&wr[3][b].DF), dh, 3);                                     \
+            if (MINS) {                                                                            \
+                mh = vset_lane_u16(gl_blk_d(&wr[0][b].DMF), mh, 0);                                \
+                mh = vset_lane_u16(gl_blk_d(&wr[1][b].DMF), mh, 1);                                \
+                mh = vset_lane_u16(gl_blk_d(&wr[2][b].DMF), mh, 2);                                \
+                mh = vset_lane_u16(gl_blk_d(&wr[3][b].DMF), mh, 3);                                \
             }                                                                                      \
-            uint16_t dh[4], mh[4];                                                                 \
-            for (int k = 0; k < 4; k++) {                                                          \
-                memcpy(&dh[k], &wr[k][b].DF, 2);                                                   \
-                memcpy(&mh[k], &wr[k][b].DMF, 2);                                                  \
-            }                                                                                      \
-            const float32x4_t dw = gl_h2f4(vld1_u16(dh)), dm = gl_h2f4(vld1_u16(mh));              \
-            for (int c = 0; c < nc; c++) {                                                         \
+            const float32x4_t dw = gl_h2f4(dh), dm = gl_h2f4(mh);                                  \
+            _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)                                   \
+            {                                                                                      \
                 float dxs;                                                                         \
                 memcpy(&dxs, &xs[c][b].d, 4);                                                      \
                 const float32x4_t dx = vdupq_n_f32(dxs);                                           \
@@ -352,7 +388,8 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        for (int c = 0; c < nc; c++) {                                                             \
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)                                       \
+        {                                                                                          \
             if (m == 4) {                                                                          \
                 vst1q_f32(ys[c], acc[c]);                                                          \
             } else {                                                                               \
@@ -373,7 +410,8 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
                 const int nc = nb - c0 < KQ_MAXC ? nb - c0 : KQ_MAXC;                              \
                 const block_q8_K *xs[KQ_MAXC];                                                     \
                 float *ys[KQ_MAXC];                                                                \
-                for (int c = 0; c < nc; c++) {                                                     \
+                _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)                               \
+                {                                                                                  \
                     xs[c] = (const block_q8_K *)((const char *)x + (size_t)(c0 + c) * x_stride);   \
                     ys[c] = y + (size_t)(c0 + c) * y_stride + r;                                   \
                 }                                                                                  \
