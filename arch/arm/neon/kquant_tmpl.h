@@ -26,10 +26,20 @@
  * separate multiplies and adds (this folder builds with -ffp-contract=off).
  * So results are bit-identical to generic for every r0 / r1 and nb. A
  * weight super-block is unpacked once per tile and reused for up to
- * KQ_MAXC activation columns. */
+ * KQ_MC16 / KQ_MC32 activation columns. */
 
 #ifndef KQ_MAXC
 #define KQ_MAXC 4
+#endif
+/* Columns per tile of the 16- and 32-element sub-block types (<= KQ_MAXC):
+ * more columns share a row's unpack, fewer keep the tile's state in
+ * registers (the 16-sub-block types hold 4 scale vectors; the plain-NEON
+ * dot needs more temporaries). */
+#ifndef KQ_MC16
+#define KQ_MC16 2
+#endif
+#ifndef KQ_MC32
+#define KQ_MC32 4
 #endif
 
 #define KQ_CAT2(a, b) a##b
@@ -305,8 +315,9 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
 
 /* ---- the matmul generator --------------------------------------------------
  * KQ_DEF(type, block type, unpack, SUB (16 / 32), SMALL (kq_dot2 allowed),
- *        MINS, d field, dmin field (= d when no mins)) */
-#define KQ_DEF(T, BT, UNPACK, SUB, SMALL, MINS, DF, DMF)                                           \
+ *        MINS, d field, dmin field (= d when no mins), MC = columns per tile
+ *        (<= KQ_MAXC)) */
+#define KQ_DEF(T, BT, UNPACK, SUB, SMALL, MINS, DF, DMF, MC)                                       \
     /* r[c]: lanes summing to isum (no mins), or [isum | isum | imin | imin]                       \
      * halves (mins: vpaddq(p, m)), for column c */                                                \
     GL_ALWAYS_INLINE void KQ_CAT2(T, _row)(const BT *blk, const block_q8_K *const *xs, int b,      \
@@ -406,8 +417,8 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
         for (int r = r0; r < r1; r += 4) {                                                         \
             const int m = r1 - r < 4 ? r1 - r : 4;                                                 \
             const char *wt = (const char *)w + (size_t)r * w_row_bytes;                            \
-            for (int c0 = 0; c0 < nb; c0 += KQ_MAXC) {                                             \
-                const int nc = nb - c0 < KQ_MAXC ? nb - c0 : KQ_MAXC;                              \
+            for (int c0 = 0; c0 < nb; c0 += MC) {                                                  \
+                const int nc = nb - c0 < MC ? nb - c0 : MC;                                        \
                 const block_q8_K *xs[KQ_MAXC];                                                     \
                 float *ys[KQ_MAXC];                                                                \
                 _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)                               \
@@ -425,9 +436,9 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
         }                                                                                          \
     }
 
-KQ_DEF(q2_K, block_q2_K, kq_unpack_q2_K, 16, 1, 1, d, dmin)
-KQ_DEF(q3_K, block_q3_K, kq_unpack_q3_K, 16, 1, 0, d, d)
-KQ_DEF(q4_K, block_q4_K, kq_unpack_q4_K, 32, 1, 1, d, dmin)
-KQ_DEF(q5_K, block_q5_K, kq_unpack_q5_K, 32, 1, 1, d, dmin)
-KQ_DEF(q6_K, block_q6_K, kq_unpack_q6_K, 16, 1, 0, d, d)
-KQ_DEF(iq4_xs, block_iq4_xs, kq_unpack_iq4_xs, 32, 0, 0, d, d)
+KQ_DEF(q2_K, block_q2_K, kq_unpack_q2_K, 16, 1, 1, d, dmin, KQ_MC16)
+KQ_DEF(q3_K, block_q3_K, kq_unpack_q3_K, 16, 1, 0, d, d, KQ_MC16)
+KQ_DEF(q4_K, block_q4_K, kq_unpack_q4_K, 32, 1, 1, d, dmin, KQ_MC32)
+KQ_DEF(q5_K, block_q5_K, kq_unpack_q5_K, 32, 1, 1, d, dmin, KQ_MC32)
+KQ_DEF(q6_K, block_q6_K, kq_unpack_q6_K, 16, 1, 0, d, d, KQ_MC16)
+KQ_DEF(iq4_xs, block_iq4_xs, kq_unpack_iq4_xs, 32, 0, 0, d, d, KQ_MC32)

@@ -22,4 +22,6 @@ GL_ALWAYS_INLINE int32x4_t kq_dot2(int32x4_t acc, int8x16_t w0, int8x16_t w1, co
 }
 
 #define KQ_SUFFIX neon
+#define KQ_MC16   2
+#define KQ_MC32   2
 #include "arch/arm/neon/kquant_tmpl.h"
