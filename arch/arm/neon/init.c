@@ -81,6 +81,12 @@ void gl_kernels_init_neon_i8mm(gl_kernels *k)
     k->matmul[GGUF_T_Q4_1] = gl_matmul_q4_1_neon_i8mm;
     k->matmul[GGUF_T_Q5_1] = gl_matmul_q5_1_neon_i8mm;
     k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_neon_i8mm;
+    k->matmul[GGUF_T_Q2_K] = gl_matmul_q2_K_neon_i8mm;
+    k->matmul[GGUF_T_Q3_K] = gl_matmul_q3_K_neon_i8mm;
+    k->matmul[GGUF_T_Q4_K] = gl_matmul_q4_K_neon_i8mm;
+    k->matmul[GGUF_T_Q5_K] = gl_matmul_q5_K_neon_i8mm;
+    k->matmul[GGUF_T_Q6_K] = gl_matmul_q6_K_neon_i8mm;
+    k->matmul[GGUF_T_IQ4_XS] = gl_matmul_iq4_xs_neon_i8mm;
     k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_neon_i8mm;
     k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_neon_i8mm;
 }

@@ -72,7 +72,13 @@ GL_DECL_MATMUL_FN(gl_matmul_q4_0_neon_dotprod);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_neon_dotprod); /* GL_LAYOUT_Q8_0X8 */
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_x8_neon_dotprod); /* GL_LAYOUT_Q4_0X8 */
 
-/* i8mm (i8mm.c) */
+/* i8mm (i8mm.c, kquants_i8mm.c) */
+GL_DECL_MATMUL_FN(gl_matmul_q2_K_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q3_K_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q4_K_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q5_K_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q6_K_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_iq4_xs_neon_i8mm);
 GL_DECL_MATMUL_FN(gl_matmul_q5_0_neon_i8mm);
 GL_DECL_MATMUL_FN(gl_matmul_iq4_nl_neon_i8mm);
 GL_DECL_MATMUL_FN(gl_matmul_q4_1_neon_i8mm);
