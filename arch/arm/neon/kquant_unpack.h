@@ -106,7 +106,7 @@ GL_ALWAYS_INLINE void kq_unpack_q5_K(const block_q5_K *b, kq_w *u)
 GL_ALWAYS_INLINE void kq_unpack_q6_K(const block_q6_K *b, kq_w *u)
 {
     kq_widen16_s8(vld1q_s8(b->scales), u->sc);
-    const uint8x16_t m4 = vdupq_n_u8(0x0f), m30 = vdupq_n_u8(0x30);
+    const uint8x16_t m63 = vdupq_n_u8(0x3f);
     const int8x16_t k32 = vdupq_n_s8(32);
 #pragma GCC unroll 16
     for (int h = 0; h < 2; h++) {
@@ -114,15 +114,18 @@ GL_ALWAYS_INLINE void kq_unpack_q6_K(const block_q6_K *b, kq_w *u)
         const uint8x16_t l0 = vld1q_u8(ql), l1 = vld1q_u8(ql + 16);
         const uint8x16_t l2 = vld1q_u8(ql + 32), l3 = vld1q_u8(ql + 48);
         const uint8x16_t q0 = vld1q_u8(qh), q1 = vld1q_u8(qh + 16);
+        /* shift-and-insert, then keep the 6 bits: sli(a, b, 4) = b << 4 | a & 15,
+         * sri(a, b, 4) = b >> 4 | a & 0xf0 */
+        const uint8x16_t q0s = vshrq_n_u8(q0, 2), q1s = vshrq_n_u8(q1, 2);
         uint8x16_t v[8];
-        v[0] = vorrq_u8(vandq_u8(l0, m4), vandq_u8(vshlq_n_u8(q0, 4), m30));
-        v[1] = vorrq_u8(vandq_u8(l1, m4), vandq_u8(vshlq_n_u8(q1, 4), m30));
-        v[2] = vorrq_u8(vandq_u8(l2, m4), vandq_u8(vshlq_n_u8(q0, 2), m30));
-        v[3] = vorrq_u8(vandq_u8(l3, m4), vandq_u8(vshlq_n_u8(q1, 2), m30));
-        v[4] = vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(q0, m30));
-        v[5] = vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(q1, m30));
-        v[6] = vorrq_u8(vshrq_n_u8(l2, 4), vandq_u8(vshrq_n_u8(q0, 2), m30));
-        v[7] = vorrq_u8(vshrq_n_u8(l3, 4), vandq_u8(vshrq_n_u8(q1, 2), m30));
+        v[0] = vandq_u8(vsliq_n_u8(l0, q0, 4), m63); /* l0 & 15 | (q0 & 3) << 4 */
+        v[1] = vandq_u8(vsliq_n_u8(l1, q1, 4), m63);
+        v[2] = vandq_u8(vsliq_n_u8(l2, q0s, 4), m63); /* l2 & 15 | (q0 >> 2 & 3) << 4 */
+        v[3] = vandq_u8(vsliq_n_u8(l3, q1s, 4), m63);
+        v[4] = vandq_u8(vsriq_n_u8(q0, l0, 4), m63); /* l0 >> 4 | q0 & 0x30 */
+        v[5] = vandq_u8(vsriq_n_u8(q1, l1, 4), m63);
+        v[6] = vandq_u8(vsriq_n_u8(q0s, l2, 4), m63); /* l2 >> 4 | (q0 >> 2) & 0x30 */
+        v[7] = vandq_u8(vsriq_n_u8(q1s, l3, 4), m63);
 #pragma GCC unroll 16
         for (int i = 0; i < 8; i++)
             u->q[8 * h + i] = vsubq_s8(vreinterpretq_s8_u8(v[i]), k32);
@@ -150,7 +153,7 @@ GL_ALWAYS_INLINE void kq_q3_K_scales(const uint8_t *sc, int32x4_t *out)
 GL_ALWAYS_INLINE void kq_unpack_q3_K(const block_q3_K *b, kq_w *u)
 {
     kq_q3_K_scales(b->scales, u->sc);
-    const uint8x16_t m3 = vdupq_n_u8(3), m4 = vdupq_n_u8(4);
+    const uint8x16_t m7 = vdupq_n_u8(7);
     const int8x16_t k4 = vdupq_n_s8(4);
     uint8x16_t hm0 = vld1q_u8(b->hmask), hm1 = vld1q_u8(b->hmask + 16);
 #pragma GCC unroll 16
@@ -158,8 +161,9 @@ GL_ALWAYS_INLINE void kq_unpack_q3_K(const block_q3_K *b, kq_w *u)
         uint8x16_t a = vld1q_u8(b->qs + 32 * h), c = vld1q_u8(b->qs + 32 * h + 16);
 #pragma GCC unroll 16
         for (int s = 0; s < 4; s++) { /* a, c = qs >> 2 s; hm0, hm1 = hmask >> (4 h + s) */
-            const uint8x16_t v0 = vorrq_u8(vandq_u8(a, m3), vandq_u8(vshlq_n_u8(hm0, 2), m4));
-            const uint8x16_t v1 = vorrq_u8(vandq_u8(c, m3), vandq_u8(vshlq_n_u8(hm1, 2), m4));
+            /* sli(a, hm, 2) & 7 = (a & 3) | (hm & 1) << 2 */
+            const uint8x16_t v0 = vandq_u8(vsliq_n_u8(a, hm0, 2), m7);
+            const uint8x16_t v1 = vandq_u8(vsliq_n_u8(c, hm1, 2), m7);
             u->q[8 * h + 2 * s] = vsubq_s8(vreinterpretq_s8_u8(v0), k4);
             u->q[8 * h + 2 * s + 1] = vsubq_s8(vreinterpretq_s8_u8(v1), k4);
             a = vshrq_n_u8(a, 2);
