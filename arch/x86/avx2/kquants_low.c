@@ -7,6 +7,7 @@
  * |value| <= 127 times sign-moved |x| <= 127, pairs <= 32258. The int32
  * sums stay far below 2^31 (IQ4_XS: 256 * 127 * 127 * 32 < 2^29). */
 #include "arch/x86/avx2/legacy.h"
+#include "arch/x86/avx2/lq_util.h"
 #include "arch/x86/avx2/util.h"
 
 /* Scale vector of the 32 elements 32 t .. 32 t + 31 of a 16-sub-block
@@ -75,23 +76,6 @@ GL_ALWAYS_INLINE void q2_K_row(const block_q2_K *wb, const block_q8_K *const *xb
 /* ---- Q3_K: u = q + 4 = low2 | hbit << 2 in [0, 7];
  * isum = sum_j sc_j (dot(u, x)_j - 4 bsums_j) ------------------------- */
 
-/* The 16 scales (stored - 32) as int16: low 4 bits from bytes 0..7 (low
- * nibbles: scales 0..7, high: 8..15), high 2 bits of scale j at bits
- * 2 (j / 4) of byte 8 + j % 4. */
-GL_ALWAYS_INLINE __m256i q3_K_scales(const uint8_t *sc)
-{
-    const __m128i m4 = _mm_set1_epi8(0x0f);
-    const __m128i lo8 = _mm_loadl_epi64((const __m128i *)sc);
-    const __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(lo8, m4),
-                                          _mm_and_si128(_mm_srli_epi16(lo8, 4), m4));
-    /* dword k = bytes 8..11 >> 2 k: byte 4 k + i has scale (4 k + i)'s bits at 0..1 */
-    const __m128i hi = _mm_and_si128(
-        _mm_srlv_epi32(_mm_set1_epi32(x8_load32(sc + 8)), _mm_setr_epi32(0, 2, 4, 6)),
-        _mm_set1_epi8(3));
-    const __m128i s8 = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
-    return _mm256_cvtepi8_epi16(s8);
-}
-
 /* bit k of each hmask byte moved to bit 2 */
 GL_ALWAYS_INLINE __m256i q3_hbit(__m256i hm, int k)
 {
@@ -138,24 +122,6 @@ GL_ALWAYS_INLINE void q3_K_row(const block_q3_K *wb, const block_q8_K *const *xb
 #include "arch/x86/avx2/rowtile_tmpl.h"
 
 /* ---- IQ4_XS: 8 sub-blocks of 32, w = table[nibble], scale ls - 32 ----- */
-
-/* The 8 scales as int16: low 4 bits nibble j of scales_l, high 2 bits
- * bits 2 j of scales_h (moved to bits 14..15 by a multiply, then down). */
-GL_ALWAYS_INLINE __m128i iq4_xs_scales(const block_iq4_xs *b)
-{
-    const __m128i l = _mm_cvtsi32_si128(x8_load32(b->scales_l));
-    const __m128i m4 = _mm_set1_epi8(0x0f);
-    const __m128i lo =
-        _mm_unpacklo_epi8(_mm_and_si128(l, m4), _mm_and_si128(_mm_srli_epi16(l, 4), m4));
-    uint16_t h;
-    memcpy(&h, &b->scales_h, 2);
-    const __m128i hi = _mm_srli_epi16(
-        _mm_mullo_epi16(_mm_set1_epi16((short)h),
-                        _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1)),
-        14);
-    return _mm_sub_epi16(_mm_or_si128(_mm_cvtepu8_epi16(lo), _mm_slli_epi16(hi, 4)),
-                         _mm_set1_epi16(32));
-}
 
 GL_ALWAYS_INLINE void iq4_xs_row(const block_iq4_xs *wb, const block_q8_K *const *xb, __m256i *p,
                                  __m256i *pm, const int nc)

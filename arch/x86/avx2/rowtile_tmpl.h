@@ -15,6 +15,9 @@
  *                    columns' activation blocks xb[c]: p[c] = 8 int32
  *                    lanes whose sum is isum, pm[c] (RT_MIN with Q8_K)
  *                    lanes summing to imin (src/kernels.h)
+ *   RT_XPREP_T, RT_XPREP(xp, xb)  optional: each column's activation
+ *                    block prepared once per tile (xp = RT_XPREP_T *); then
+ *                    RT_ROW receives the nc prepared blocks in place of xb
  *   RT_XCORR(xb)     optional: 8 equal lanes subtracted from every row's
  *                    isum of column block xb (offset corrections that
  *                    depend on the activations only)
@@ -60,6 +63,11 @@ GL_ALWAYS_INLINE void RT_TILE(const char *w, size_t wrb, const RT_XBLK *const *x
         const RT_XBLK *xb[RT_MAXC];
         for (int c = 0; c < nc; c++)
             xb[c] = xs[c] + b;
+#ifdef RT_XPREP
+        RT_XPREP_T xp[RT_MAXC];
+        for (int c = 0; c < nc; c++)
+            RT_XPREP(&xp[c], xb[c]);
+#endif
         __m256i p[RT_MAXC][8];
 #if RT_MIN && RT_ACT == RT_Q8_K
         __m256i pm[RT_MAXC][8];
@@ -67,7 +75,11 @@ GL_ALWAYS_INLINE void RT_TILE(const char *w, size_t wrb, const RT_XBLK *const *x
         for (int k = 0; k < 8; k++) {
             __m256i pk[RT_MAXC], pmk[RT_MAXC];
             if (k < m) {
+#ifdef RT_XPREP
+                RT_ROW(wr[k] + b, xp, pk, pmk, nc);
+#else
                 RT_ROW(wr[k] + b, xb, pk, pmk, nc);
+#endif
             } else {
                 for (int c = 0; c < nc; c++)
                     pk[c] = pmk[c] = _mm256_setzero_si256();
@@ -178,3 +190,5 @@ GL_DECL_MATMUL_FN(RT_NAME)
 #undef RT_MIN
 #undef RT_ROW
 #undef RT_XCORR
+#undef RT_XPREP_T
+#undef RT_XPREP
