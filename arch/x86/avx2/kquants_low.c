@@ -135,10 +135,7 @@ GL_ALWAYS_INLINE void iq4_xs_row(const block_iq4_xs *wb, const block_q8_K *const
         p[c] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int j = 0; j < 8; j++) {
-        const __m128i q = _mm_loadu_si128((const __m128i *)(wb->qs + 16 * j));
-        const __m256i nib =
-            _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0f));
-        const __m256i wv = _mm256_shuffle_epi8(tbl, nib);
+        const __m256i wv = _mm256_shuffle_epi8(tbl, lq_nibbles(wb->qs + 16 * j));
         const __m256i a = _mm256_sign_epi8(wv, wv);
         const __m256i scv = _mm256_set1_epi16(sc[j]);
         for (int c = 0; c < nc; c++) {

@@ -11,8 +11,11 @@
  * elements 0..15, high nibbles 16..31). */
 GL_ALWAYS_INLINE __m256i lq_nibbles(const uint8_t *qs)
 {
-    const __m128i q = _mm_loadu_si128((const __m128i *)qs);
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0f));
+    /* the 16 bytes in both halves (a broadcast load), the high half
+     * shifted by 4: no lane insert */
+    const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs));
+    return _mm256_and_si256(_mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4)),
+                            _mm256_set1_epi8(0x0f));
 }
 
 /* Bit j of the little-endian 32-bit qh as 0x10 in byte j (else 0). */

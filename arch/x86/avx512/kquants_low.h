@@ -12,6 +12,13 @@
  *    sub-blocks' scales. Lane bounds: |start| <= 130048, plus at most
  *    8 * 241 * 127 per lane; times |scale| <= 32: far inside int32. */
 
+/* SIMDe has no native alias of it */
+#ifdef GL_USE_SIMDE
+#define IX5_SHUFFLE_I64X2(a, b, imm) simde_mm512_shuffle_i64x2(a, b, imm)
+#else
+#define IX5_SHUFFLE_I64X2(a, b, imm) _mm512_shuffle_i64x2(a, b, imm)
+#endif
+
 typedef struct {
     __m512i lo[2], hi[2]; /* sub-blocks 4 g .. 4 g + 3, first / last 16 elements */
     __m512i off[2];       /* -32 bsum_j in each of sub-block j's lanes */
@@ -22,8 +29,8 @@ GL_ALWAYS_INLINE void ix5_xprep_fn(ix5_xprep *p, const block_q8_K *xb)
     for (int g = 0; g < 2; g++) {
         const __m512i a = _mm512_loadu_si512((const void *)(xb->qs + 128 * g));
         const __m512i b = _mm512_loadu_si512((const void *)(xb->qs + 128 * g + 64));
-        p->lo[g] = _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-        p->hi[g] = _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+        p->lo[g] = IX5_SHUFFLE_I64X2(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        p->hi[g] = IX5_SHUFFLE_I64X2(a, b, _MM_SHUFFLE(3, 1, 3, 1));
     }
     /* sub-block sums (bsums in pairs), times -32 */
     const __m256i bp = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)xb->bsums),
@@ -116,6 +123,16 @@ GL_ALWAYS_INLINE __m512i k16_pair_scales(__m256i sc16, int pair)
                                     _mm512_castsi256_si512(sc16));
 }
 
+/* vpmaddwd (SIMDe's native alias of it takes the masked form's arguments) */
+GL_ALWAYS_INLINE __m512i k16_madd(__m512i a, __m512i b)
+{
+#ifdef GL_USE_SIMDE
+    return simde_mm512_madd_epi16(a, b);
+#else
+    return _mm512_madd_epi16(a, b);
+#endif
+}
+
 /* sum_j sc_j dot(u, x)_j in 8 lanes, u[s] the quants of sub-blocks sb(s, .) */
 GL_ALWAYS_INLINE __m256i k16_dot(const __m512i *u, const k16_xprep *xp, __m512i sc01,
                                  __m512i sc23)
@@ -125,8 +142,8 @@ GL_ALWAYS_INLINE __m256i k16_dot(const __m512i *u, const k16_xprep *xp, __m512i 
     const __m512i d1 = _mm512_dpbusd_epi32(z, u[1], xp->x[1]);
     const __m512i d2 = _mm512_dpbusd_epi32(z, u[2], xp->x[2]);
     const __m512i d3 = _mm512_dpbusd_epi32(z, u[3], xp->x[3]);
-    const __m512i r = _mm512_add_epi32(_mm512_madd_epi16(_mm512_packs_epi32(d0, d1), sc01),
-                                       _mm512_madd_epi16(_mm512_packs_epi32(d2, d3), sc23));
+    const __m512i r = _mm512_add_epi32(k16_madd(_mm512_packs_epi32(d0, d1), sc01),
+                                       k16_madd(_mm512_packs_epi32(d2, d3), sc23));
     return _mm256_add_epi32(_mm512_castsi512_si256(r), _mm512_extracti64x4_epi64(r, 1));
 }
 
