@@ -169,9 +169,9 @@ static void gguf_and_model_seeds(void)
         }
         gw_free(&b);
     }
-    static const uint32_t wtypes[] = { GGUF_T_F32,  GGUF_T_F16,  GGUF_T_BF16,   GGUF_T_Q8_0,
-                                       GGUF_T_Q4_0, GGUF_T_Q4_1, GGUF_T_Q5_0,   GGUF_T_Q5_1,
-                                       GGUF_T_Q2_K, GGUF_T_Q3_K, GGUF_T_Q4_K,   GGUF_T_Q5_K,
+    static const uint32_t wtypes[] = { GGUF_T_F32,  GGUF_T_F16,    GGUF_T_BF16,  GGUF_T_Q8_0,
+                                       GGUF_T_Q4_0, GGUF_T_Q4_1,   GGUF_T_Q5_0,  GGUF_T_Q5_1,
+                                       GGUF_T_Q2_K, GGUF_T_Q3_K,   GGUF_T_Q4_K,  GGUF_T_Q5_K,
                                        GGUF_T_Q6_K, GGUF_T_IQ4_NL, GGUF_T_IQ4_XS };
     for (size_t i = 0; i < sizeof wtypes / sizeof wtypes[0]; i++) {
         /* the unquantized ones are big, the 256-wide K-quant models too: one
@@ -189,7 +189,8 @@ static void gguf_and_model_seeds(void)
         }
         if (gguf_type_block_elems(wtypes[i]) == 256) {
             gw_init(&b);
-            tm_build(&b, &(tm_opts){ .wtype = wtypes[i], .bad_scale_tensor = 5 /* attn_q */,
+            tm_build(&b, &(tm_opts){ .wtype = wtypes[i],
+                                     .bad_scale_tensor = 5 /* attn_q */,
                                      .bad_scale_bits = 0x7e00 /* NaN */ });
             snprintf(name, sizeof name, "tiny-%s-nanscale.gguf", gguf_type_name(wtypes[i]));
             put("model", name, b.data, b.len);

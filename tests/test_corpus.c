@@ -436,8 +436,9 @@ static void gen_kquant(corpus *c)
         const size_t bb = gguf_type_block_bytes(kq[k]);
         const size_t cuts[] = { b.len - 1, b.len - bb / 2, b.len - bb - 3, b.len - 40 * bb };
         for (size_t j = 0; j < sizeof cuts / sizeof cuts[0]; j++)
-            add(c, b.data, cuts[j], "%s model truncated %zu bytes before the end (in a super-block)",
-                ty, b.len - cuts[j]);
+            add(c, b.data, cuts[j],
+                "%s model truncated %zu bytes before the end (in a super-block)", ty,
+                b.len - cuts[j]);
         gw_free(&b);
     }
 }
@@ -661,7 +662,8 @@ static void gen_bad_models(corpus *c)
                 continue;
             for (size_t j = 0; j < sizeof kq_bad_types / sizeof kq_bad_types[0]; j++) {
                 gw_init(&b);
-                tm_build(&b, &(tm_opts){ .wtype = kq_types[k], .bad_type_tensor = i,
+                tm_build(&b, &(tm_opts){ .wtype = kq_types[k],
+                                         .bad_type_tensor = i,
                                          .bad_type = kq_bad_types[j] });
                 add(c, b.data, b.len, "%s model: tensor '%s' stored as %s", ty, tn,
                     gguf_type_name(kq_bad_types[j]));
@@ -670,8 +672,8 @@ static void gen_bad_models(corpus *c)
         }
         /* norms must be F32 */
         gw_init(&b);
-        tm_build(&b, &(tm_opts){ .wtype = kq_types[k], .bad_type_tensor = 2,
-                                 .bad_type = kq_types[k] });
+        tm_build(&b,
+                 &(tm_opts){ .wtype = kq_types[k], .bad_type_tensor = 2, .bad_type = kq_types[k] });
         add(c, b.data, b.len, "%s model: output_norm stored as %s", gguf_type_name(kq_types[k]),
             gguf_type_name(kq_types[k]));
         gw_free(&b);
@@ -765,9 +767,9 @@ Test(corpus, bad_models_rejected, .timeout = 280)
 
 /* Every weight type the runtime computes with. */
 static const uint32_t all_wtypes[] = {
-    GGUF_T_F32,  GGUF_T_F16,  GGUF_T_BF16, GGUF_T_Q8_0,   GGUF_T_Q4_0, GGUF_T_Q4_1,
-    GGUF_T_Q5_0, GGUF_T_Q5_1, GGUF_T_Q2_K, GGUF_T_Q3_K,   GGUF_T_Q4_K, GGUF_T_Q5_K,
-    GGUF_T_Q6_K, GGUF_T_IQ4_NL, GGUF_T_IQ4_XS,
+    GGUF_T_F32,  GGUF_T_F16,  GGUF_T_BF16, GGUF_T_Q8_0,   GGUF_T_Q4_0,
+    GGUF_T_Q4_1, GGUF_T_Q5_0, GGUF_T_Q5_1, GGUF_T_Q2_K,   GGUF_T_Q3_K,
+    GGUF_T_Q4_K, GGUF_T_Q5_K, GGUF_T_Q6_K, GGUF_T_IQ4_NL, GGUF_T_IQ4_XS,
 };
 enum { N_WTYPES = sizeof all_wtypes / sizeof all_wtypes[0] };
 
@@ -787,7 +789,8 @@ Test(corpus, tiny_models_run, .timeout = 120)
     tmp_path(tmp, sizeof tmp, "tiny");
     for (size_t i = 0; i < N_WTYPES; i++) {
         for (int tied = 0; tied < 2; tied++) {
-            write_tiny(tmp, &(tm_opts){ .wtype = all_wtypes[i], .tied = tied, .n_layers = 1 + tied });
+            write_tiny(tmp,
+                       &(tm_opts){ .wtype = all_wtypes[i], .tied = tied, .n_layers = 1 + tied });
             gl_model *m;
             gl_error err = { 0 };
             cr_assert_eq(gl_model_load(&m, tmp, NULL, &err), GL_OK, "%s: %s",
@@ -811,8 +814,8 @@ Test(corpus, tiny_models_run, .timeout = 120)
 
             static char out[1 << 14], e[1 << 14];
             /* one thread: a spinning pool costs a loaded machine dearly */
-            const char *args[] = { "run", "-m", tmp, "-p", "Once", "-n", "40", "--temp",
-                                   "0",   "-c", "16", "-t", "1", NULL };
+            const char *args[] = { "run",    "-m", tmp,  "-p", "Once", "-n", "40",
+                                   "--temp", "0",  "-c", "16", "-t",   "1",  NULL };
             int rc = run_cli(args, out, sizeof out, e, sizeof e);
             cr_expect_eq(rc, 0, "genloop run on the tiny %s model: %d %s",
                          gguf_type_name(all_wtypes[i]), rc, e);
@@ -903,7 +906,8 @@ Test(corpus, kquant_nonfinite_scales, .timeout = 120)
                 while (tm_tensor_name(idx) && strcmp(tm_tensor_name(idx), targets[gi]) != 0)
                     idx++;
                 cr_assert(tm_tensor_name(idx));
-                write_tiny(tmp, &(tm_opts){ .wtype = types[ti], .bad_scale_tensor = idx + 1,
+                write_tiny(tmp, &(tm_opts){ .wtype = types[ti],
+                                            .bad_scale_tensor = idx + 1,
                                             .bad_scale_bits = bits[bi] });
                 for (int k = 0; k < nb; k++) {
                     if (gl_backend_check(backends[k], NULL) != GL_OK)
@@ -915,8 +919,7 @@ Test(corpus, kquant_nonfinite_scales, .timeout = 120)
                     mp.backend = backends[k];
                     gl_model *m;
                     gl_error err = { 0 };
-                    cr_assert_eq(gl_model_load(&m, tmp, &mp, &err), GL_OK, "%s: %s", what,
-                                 err.msg);
+                    cr_assert_eq(gl_model_load(&m, tmp, &mp, &err), GL_OK, "%s: %s", what, err.msg);
                     gl_ctx_params cp = gl_ctx_default_params();
                     cp.n_ctx = 32;
                     cp.n_threads = 1;
@@ -979,7 +982,8 @@ Test(corpus, unsupported_types_named)
         while (tm_tensor_name(idx) && strcmp(tm_tensor_name(idx), cases[i].tensor) != 0)
             idx++;
         cr_assert(tm_tensor_name(idx));
-        write_tiny(tmp, &(tm_opts){ .wtype = cases[i].wtype, .bad_type_tensor = idx + 1,
+        write_tiny(tmp, &(tm_opts){ .wtype = cases[i].wtype,
+                                    .bad_type_tensor = idx + 1,
                                     .bad_type = cases[i].bad });
         gl_model *m = NULL;
         gl_error err = { 0 };

@@ -2,17 +2,22 @@
  * of issue 13) against the reference implementation's logits and greedy
  * tokens, on every backend this CPU runs, at 1 and 2 threads; and the
  * integer kernels of every backend bit-identical to generic's on the real
- * weights of those files.
+ * weights of those files. (Whole-model logits differ across backends in the
+ * last bits: softmax, norms and SiLU round per backend, src/kernels.h; so
+ * bit-exactness is asserted on the products, activation quantizers and
+ * dequantization, where it is promised, and the logits of every backend
+ * against the reference.)
  *
  * Cost (2 cores, shared): each file gets
  *   - the default backend at 1 thread: every prompt (3), every reference
- *     step (200 for pad256, 64 for ktiny), teacher-forced in one gl_ctx_eval;
+ *     step (200 for pad256, 64 for ktiny; ktiny's prompts 1 and 2: the first
+ *     KTINY_EXTRA_STEPS), teacher-forced in one gl_ctx_eval;
  *   - every other (backend, threads) pair, and the default backend at 2
  *     threads: prompt 0 only, its first SHORT_STEPS steps, which must also
  *     be bit-identical at 1 and 2 threads;
  *   - the kernel comparison: every 2-D quantized tensor, 3 activations.
- * About 1 s of CPU per file; one Criterion test per file so `--jobs 2`
- * splits the work. */
+ * 1-4 s of CPU per file while the new types run generic kernels on every
+ * backend; one Criterion test per file so `--jobs 2` splits the work. */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
@@ -28,6 +33,9 @@
 
 /* Steps of prompt 0 evaluated for the non-default (backend, threads) pairs. */
 #define SHORT_STEPS 16
+/* Steps of prompts 1 and 2 of the ktiny files (each token costs 2.7 times a
+ * pad256 one) on the default backend. */
+#define KTINY_EXTRA_STEPS 32
 
 /* Limits on the relative RMS ||a - ref|| / ||ref|| of a logits row. */
 #define Q_MAX_STEP 0.075
@@ -134,8 +142,7 @@ static void compare_ref(const char *name, const char *backend, int threads, int 
     double worst = 0, mean = 0;
     int worst_s = 0;
     for (int s = 0; s < steps; s++) {
-        const double e =
-            rel_l2(lg + (size_t)(r->n_prompt - 1 + s) * V, ref + (size_t)s * V, V);
+        const double e = rel_l2(lg + (size_t)(r->n_prompt - 1 + s) * V, ref + (size_t)s * V, V);
         mean += e / steps;
         if (!(e <= worst)) { /* NaN counts as worst */
             worst = e;
@@ -193,7 +200,9 @@ static void check_logits(const char *name)
         for (int threads = 1; threads <= 2; threads++) {
             const bool full = threads == 1 && strcmp(backends[bi], def) == 0;
             for (int p = 0; p < (full ? nr : 1); p++) {
-                const int steps = full ? ref_steps[p] : short_steps;
+                const int steps = !full                                      ? short_steps
+                                  : p > 0 && strncmp(name, "ktiny-", 6) == 0 ? KTINY_EXTRA_STEPS
+                                                                             : ref_steps[p];
                 float *lg = teacher_force(m, &refs[p], steps, threads);
                 compare_ref(name, backends[bi], threads, p, &refs[p], lg, ref[p], steps, max_step,
                             max_mean);
@@ -280,7 +289,8 @@ static void check_tensor_kernels(const char *name, const gguf_tensor *t, const g
     const size_t row_bytes = (size_t)(t->nbytes / (uint64_t)rows);
     float *x = malloc(sizeof *x * (size_t)n);
     uint8_t *qg = malloc(xb * N_ACT), *qb = malloc(xb * N_ACT);
-    float *yg = malloc(sizeof *yg * (size_t)rows * N_ACT), *yb = malloc(sizeof *yb * (size_t)rows * N_ACT);
+    float *yg = malloc(sizeof *yg * (size_t)rows * N_ACT),
+          *yb = malloc(sizeof *yb * (size_t)rows * N_ACT);
     cr_assert(x && qg && qb && yg && yb);
 
     for (int a = 0; a < N_ACT; a++) {
@@ -317,7 +327,7 @@ static void check_tensor_kernels(const char *name, const gguf_tensor *t, const g
     /* dequantization of the first and last rows */
     float *dg = malloc(sizeof *dg * (size_t)n), *db = malloc(sizeof *db * (size_t)n);
     cr_assert(dg && db);
-    for (int r = 0; r < rows; r += rows - 1 > 0 ? rows - 1 : 1) {
+    for (int r = 0; r<rows; r += rows - 1> 0 ? rows - 1 : 1) {
         gk->dequant[type](t->data + (size_t)r * row_bytes, dg, n);
         bk->dequant[type](t->data + (size_t)r * row_bytes, db, n);
         const long d = first_diff(db, dg, (size_t)n);
@@ -370,18 +380,30 @@ static void check_kernels(const char *name)
 /* ---- one test per file ------------------------------------------------- */
 
 static const char *const files[] = {
-    "stories260K-pad256-F32",         "stories260K-pad256-Q4_K_M",
-    "stories260K-pad256-Q3_K_M",      "stories260K-pad256-Q4_K-pure",
-    "stories260K-pad256-Q5_K-pure",   "stories260K-pad256-Q4_1-pure",
-    "stories260K-pad256-Q5_0-pure",   "stories260K-pad256-Q5_1-pure",
-    "stories260K-pad256-IQ4_NL-pure", "stories260K-pad256-Q5_K_M",
-    "stories260K-pad256-Q6_K",        "stories260K-pad256-Q2_K",
-    "stories260K-pad256-IQ4_XS",      "ktiny-Q4_K-pure",
-    "ktiny-Q5_K-pure",                "ktiny-Q6_K",
-    "ktiny-Q2_K",                     "ktiny-Q4_1-pure",
-    "ktiny-Q5_0-pure",                "ktiny-Q5_1-pure",
-    "ktiny-IQ4_NL-pure",              "ktiny-Q3_K_M",
-    "ktiny-Q4_K_M",                   "ktiny-Q5_K_M",
+    "stories260K-pad256-F32",
+    "stories260K-pad256-Q4_K_M",
+    "stories260K-pad256-Q3_K_M",
+    "stories260K-pad256-Q4_K-pure",
+    "stories260K-pad256-Q5_K-pure",
+    "stories260K-pad256-Q4_1-pure",
+    "stories260K-pad256-Q5_0-pure",
+    "stories260K-pad256-Q5_1-pure",
+    "stories260K-pad256-IQ4_NL-pure",
+    "stories260K-pad256-Q5_K_M",
+    "stories260K-pad256-Q6_K",
+    "stories260K-pad256-Q2_K",
+    "stories260K-pad256-IQ4_XS",
+    "ktiny-Q4_K-pure",
+    "ktiny-Q5_K-pure",
+    "ktiny-Q6_K",
+    "ktiny-Q2_K",
+    "ktiny-Q4_1-pure",
+    "ktiny-Q5_0-pure",
+    "ktiny-Q5_1-pure",
+    "ktiny-IQ4_NL-pure",
+    "ktiny-Q3_K_M",
+    "ktiny-Q4_K_M",
+    "ktiny-Q5_K_M",
     "ktiny-IQ4_XS",
 };
 enum { N_FILES = sizeof files / sizeof files[0] };
@@ -451,7 +473,8 @@ Test(quant_models, every_shared_file_listed)
         bool listed = false;
         for (int i = 0; i < N_FILES; i++)
             listed |= strcmp(files[i], stem) == 0;
-        cr_expect(listed, "models/%s has a reference but no test in test_quant_models.c", e->d_name);
+        cr_expect(listed, "models/%s has a reference but no test in test_quant_models.c",
+                  e->d_name);
         n_found++;
     }
     closedir(d);
@@ -459,6 +482,14 @@ Test(quant_models, every_shared_file_listed)
 }
 
 /* ---- greedy decoding --------------------------------------------------- */
+
+/* A near-tie of the reference: where its two best logits are this close, a
+ * quantized model may pick the other token. (Issue 13's bound. Measured
+ * 2026-11-30: pad256 Q5_K_M leaves the reference where its margin is 0.135
+ * (p1, token 32) and 0.108 (p2, token 57), on generic and avx512 alike, with
+ * teacher-forced logits there about 0.09 off, well inside the 7.5 % bound of
+ * quant_models: this bound and that one disagree.) */
+#define GREEDY_TIE 0.05
 
 /* Greedy (temp 0) generation reproduces the reference's first 64 tokens of
  * each prompt; it may leave them only at a step where the reference's own
@@ -511,15 +542,16 @@ static void check_greedy(const char *name)
             }
             /* both ended the story at the same token */
             const int eos = gl_model_eos(m);
-            const bool stopped = same == res.n_generated && res.stop == GL_STOP_EOS &&
-                                 (r->greedy[same] == eos || (same > 0 && r->greedy[same - 1] == eos));
+            const bool stopped =
+                same == res.n_generated && res.stop == GL_STOP_EOS &&
+                (r->greedy[same] == eos || (same > 0 && r->greedy[same - 1] == eos));
             cr_log_info("%s p%d: leaves the reference at token %d (margin %.4f)", name, p, same,
                         (double)(top - second));
-            cr_expect(stopped || top - second <= 0.05f,
+            cr_expect(stopped || top - second <= GREEDY_TIE,
                       "%s p%d: greedy token %d is %d, the reference's is %d, whose top two "
-                      "logits are %.4f apart (> 0.05)",
+                      "logits are %.4f apart (> %.2f)",
                       name, p, same, same < res.n_generated ? out[same] : -1, r->greedy[same],
-                      (double)(top - second));
+                      (double)(top - second), GREEDY_TIE);
         } else {
             cr_log_info("%s p%d: all %d greedy tokens match", name, p, N_GREEDY);
         }

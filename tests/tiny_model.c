@@ -77,8 +77,8 @@ static int describe(const tm_opts *o, tdesc *t, int cap)
         ADD("output.weight", dim, TM_VOCAB, 2, w);
     const int hd = dim / TM_HEADS, kv = TM_KV_HEADS * hd;
     for (int l = 0; l < layers; l++) {
-        const uint64_t shape[9][2] = { { dim, 1 },      { dim, dim }, { dim, kv },
-                                       { dim, kv },     { dim, dim }, { dim, 1 },
+        const uint64_t shape[9][2] = { { dim, 1 },   { dim, dim }, { dim, kv },
+                                       { dim, kv },  { dim, dim }, { dim, 1 },
                                        { dim, ffn }, { dim, ffn }, { ffn, dim } };
         for (int i = 0; i < 9; i++) {
             char nm[64];
@@ -127,12 +127,12 @@ typedef struct scale_pos {
 } scale_pos;
 
 static const scale_pos scale_table[] = {
-    { GGUF_T_Q8_0, 0, -1, 0.01f },      { GGUF_T_Q4_0, 0, -1, 0.01f },
-    { GGUF_T_Q4_1, 0, 2, 0.01f },       { GGUF_T_Q5_0, 0, -1, 0.01f },
-    { GGUF_T_Q5_1, 0, 2, 0.01f },       { GGUF_T_IQ4_NL, 0, -1, 0.004f },
-    { GGUF_T_Q2_K, 80, 82, 0.01f },     { GGUF_T_Q3_K, 108, -1, 0.004f },
-    { GGUF_T_Q4_K, 0, 2, 0.0005f },     { GGUF_T_Q5_K, 0, 2, 0.00025f },
-    { GGUF_T_Q6_K, 208, -1, 0.0001f },  { GGUF_T_IQ4_XS, 0, -1, 0.0001f },
+    { GGUF_T_Q8_0, 0, -1, 0.01f },     { GGUF_T_Q4_0, 0, -1, 0.01f },
+    { GGUF_T_Q4_1, 0, 2, 0.01f },      { GGUF_T_Q5_0, 0, -1, 0.01f },
+    { GGUF_T_Q5_1, 0, 2, 0.01f },      { GGUF_T_IQ4_NL, 0, -1, 0.004f },
+    { GGUF_T_Q2_K, 80, 82, 0.01f },    { GGUF_T_Q3_K, 108, -1, 0.004f },
+    { GGUF_T_Q4_K, 0, 2, 0.0005f },    { GGUF_T_Q5_K, 0, 2, 0.00025f },
+    { GGUF_T_Q6_K, 208, -1, 0.0001f }, { GGUF_T_IQ4_XS, 0, -1, 0.0001f },
 };
 
 static const scale_pos *find_scale(uint32_t type)
