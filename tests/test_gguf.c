@@ -604,6 +604,47 @@ Test(gguf, tensor_info_validation)
     expect_fail(&b, "row length 33 is not a multiple of the Q4_0 block size 32");
     gw_free(&b);
 
+    /* K-quant rows are whole 256-element super-blocks */
+    static const struct {
+        uint32_t type;
+        uint64_t row;
+        const char *msg;
+    } krows[] = {
+        { GGUF_T_Q4_K, 32, "row length 32 is not a multiple of the Q4_K block size 256" },
+        { GGUF_T_Q6_K, 320, "row length 320 is not a multiple of the Q6_K block size 256" },
+        { GGUF_T_Q2_K, 255, "row length 255 is not a multiple of the Q2_K block size 256" },
+        { GGUF_T_Q3_K, 4097, "row length 4097 is not a multiple of the Q3_K block size 256" },
+        { GGUF_T_Q5_K, 128, "row length 128 is not a multiple of the Q5_K block size 256" },
+        { GGUF_T_IQ4_XS, 288, "row length 288 is not a multiple of the IQ4_XS block size 256" },
+        { 16 /* IQ2_XXS */, 64, "row length 64 is not a multiple of the IQ2_XXS block size 256" },
+        { GGUF_T_Q4_1, 48, "row length 48 is not a multiple of the Q4_1 block size 32" },
+        { GGUF_T_IQ4_NL, 16, "row length 16 is not a multiple of the IQ4_NL block size 32" },
+    };
+    for (size_t i = 0; i < sizeof krows / sizeof krows[0]; i++) {
+        uint64_t kne[2] = { krows[i].row, 2 };
+        tensor_file(&b, 2, kne, krows[i].type, 0, 4096);
+        expect_fail(&b, krows[i].msg);
+        expect_fail(&b, "tensor 'blk.0.attn_q.weight' (#0)");
+        gw_free(&b);
+    }
+    /* K-quant data cut inside the last super-block, or a whole one short */
+    uint64_t q6[2] = { 512, 3 };
+    tensor_file(&b, 2, q6, GGUF_T_Q6_K, 0, 6 * 210);
+    expect_ok(&b);
+    gw_free(&b);
+    tensor_file(&b, 2, q6, GGUF_T_Q6_K, 0, 6 * 210 - 1);
+    expect_fail(&b, "tensor 'blk.0.attn_q.weight' (#0) data [offset 0, 1260 bytes] runs past end "
+                    "of file");
+    gw_free(&b);
+    uint64_t q4k[2] = { 256, 8 };
+    tensor_file(&b, 2, q4k, GGUF_T_Q4_K, 0, 7 * 144 + 100);
+    expect_fail(&b, "[offset 0, 1152 bytes] runs past end of file");
+    gw_free(&b);
+    uint64_t q2k[2] = { 1024, 1 };
+    tensor_file(&b, 2, q2k, GGUF_T_Q2_K, 0, 3 * 84);
+    expect_fail(&b, "[offset 0, 336 bytes] runs past end of file");
+    gw_free(&b);
+
     uint64_t neg[2] = { 32, (uint64_t)-1 };
     tensor_file(&b, 2, neg, GGUF_T_F32, 0, 512);
     expect_fail(&b, "dimension 1 = 18446744073709551615");
