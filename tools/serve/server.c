@@ -494,6 +494,10 @@ int cmd_serve(int argc, char **argv)
                   DEFAULT_MODEL);
         return EXIT_USAGE;
     }
+    if (access(s->o.model, R_OK) != 0) {
+        cli_error("cannot open '%s': %s", s->o.model, strerror(errno));
+        return EXIT_RUNTIME;
+    }
     if (!s->o.alias) {
         const char *base = strrchr(s->o.model, '/');
         s->o.alias = base ? base + 1 : s->o.model;
