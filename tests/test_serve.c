@@ -367,16 +367,33 @@ Test(serve, endpoints)
                   strstr(r.body, "\"message\":{\"role\":\"assistant\",\"content\":"),
               "%s", r.body);
     response_free(&r);
+    /* content as text parts reads as their joined text (the previous
+     * request was freed: ask again with a string for comparison) */
+    const char *as_str = "{\"messages\":[{\"role\":\"system\",\"content\":\"Tell a story.\"},"
+                         "{\"role\":\"user\",\"content\":\"Once upon a time\"}],"
+                         "\"max_tokens\":6,\"seed\":3}";
+    const char *as_parts =
+        "{\"messages\":[{\"role\":\"system\",\"content\":\"Tell a story.\"},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Once upon\"},"
+        "{\"type\":\"text\",\"text\":\" a time\"}]}],\"max_tokens\":6,\"seed\":3}";
+    response r1 = http(s.port, "POST", "/v1/chat/completions", as_str, NULL);
+    response r2 = http(s.port, "POST", "/v1/chat/completions", as_parts, NULL);
+    cr_assert_eq(r2.status, 200, "%s", r2.body);
+    const char *m1 = strstr(r1.body, "\"message\":"), *m2 = strstr(r2.body, "\"message\":");
+    cr_assert(m1 && m2 && !strncmp(m1, m2, (size_t)(strstr(m1, "}") - m1)),
+              "parts and string differ:\n%s\n%s", r1.body, r2.body);
+    response_free(&r1);
+    response_free(&r2);
     r = http(s.port, "GET", "/metrics", NULL, NULL);
     cr_assert_eq(r.status, 200);
     const char *names[] = { "genloop_requests_total{status=\"2xx\"}",
                             "genloop_tokens_prefilled_total",
                             "genloop_tokens_decoded_total ",
-                            "genloop_tokens_generated_total 14",
+                            "genloop_tokens_generated_total 26",
                             "genloop_queue_depth 0",
                             "genloop_running_sequences 0",
-                            "genloop_time_to_first_token_seconds_bucket{le=\"+Inf\"} 2",
-                            "genloop_time_per_output_token_seconds_count 2" };
+                            "genloop_time_to_first_token_seconds_bucket{le=\"+Inf\"} 4",
+                            "genloop_time_per_output_token_seconds_count 4" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         cr_assert(strstr(r.body, names[i]), "/metrics lacks '%s':\n%s", names[i], r.body);
     response_free(&r);
@@ -546,6 +563,9 @@ Test(serve, errors)
     expect_error(p, "POST", "/v1/chat/completions", "{\"messages\":\"hi\"}", NULL, 400, "messages");
     expect_error(p, "POST", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\"}]}", NULL,
                  400, "messages");
+    expect_error(p, "POST", "/v1/chat/completions",
+                 "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}",
+                 NULL, 400, "messages");
     /* 70 words: more tokens than the 64 positions of -c 64 */
     char big[1024] = "{\"prompt\":\"";
     for (int i = 0; i < 70; i++)

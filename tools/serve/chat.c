@@ -37,6 +37,43 @@ static bool is_ws(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* "content" as an array of parts, [{"type": "text", "text": "..."}, ...]:
+ * the texts joined, malloc'd; NULL when a part is not text or malformed. */
+static char *content_parts(const char *raw, size_t len)
+{
+    size_t i = 0, n = 0;
+    char *out = calloc(1, 1);
+    while (i < len && raw[i] != '[')
+        i++;
+    i++;
+    while (out) {
+        while (i < len && (is_ws(raw[i]) || raw[i] == ','))
+            i++;
+        if (i < len && raw[i] == ']')
+            return out;
+        const size_t end = i < len && raw[i] == '{' ? object_end(raw, len, i) : 0;
+        json_object o;
+        char jmsg[64];
+        if (!end || !json_parse_object(raw + i, end - i, &o, jmsg, sizeof jmsg))
+            break;
+        const json_value *type = json_get(&o, "type"), *text = json_get(&o, "text");
+        char *grown = NULL;
+        if (type && type->type == JV_STR && !strcmp(type->str, "text") && text &&
+            text->type == JV_STR && (grown = realloc(out, n + text->str_len + 1))) {
+            memcpy(grown + n, text->str, text->str_len);
+            n += text->str_len;
+            grown[n] = '\0';
+            out = grown;
+        }
+        json_object_free(&o);
+        if (!grown)
+            break;
+        i = end;
+    }
+    free(out);
+    return NULL;
+}
+
 bool chat_parse(const char *raw, size_t len, chat *c, char *msg, size_t msg_cap)
 {
     memset(c, 0, sizeof *c);
@@ -69,16 +106,22 @@ bool chat_parse(const char *raw, size_t len, chat *c, char *msg, size_t msg_cap)
             goto fail;
         }
         const json_value *role = json_get(&o, "role"), *content = json_get(&o, "content");
+        char *parts = content && content->type == JV_OTHER
+                          ? content_parts(content->raw, content->raw_len)
+                          : NULL;
         if (!role || role->type != JV_STR ||
-            (content && content->type != JV_STR && content->type != JV_NULL) ||
+            (content && content->type != JV_STR && content->type != JV_NULL && !parts) ||
             (!content && strcmp(role->str, "assistant"))) {
-            snprintf(msg, msg_cap, "messages[%d] needs a string 'role' and a string 'content'",
+            snprintf(msg, msg_cap,
+                     "messages[%d] needs a string 'role' and a 'content' string or array of "
+                     "text parts",
                      c->n);
             json_object_free(&o);
             goto fail;
         }
         chat_msg *nm = realloc(c->msgs, sizeof *nm * (size_t)(c->n + 1));
         if (!nm) {
+            free(parts);
             json_object_free(&o);
             snprintf(msg, msg_cap, "out of memory");
             goto fail;
@@ -86,7 +129,7 @@ bool chat_parse(const char *raw, size_t len, chat *c, char *msg, size_t msg_cap)
         c->msgs = nm;
         const bool has = content && content->type == JV_STR;
         c->msgs[c->n].role = strdup(role->str);
-        c->msgs[c->n].content = strdup(has ? content->str : "");
+        c->msgs[c->n].content = parts ? parts : strdup(has ? content->str : "");
         c->n++;
         json_object_free(&o);
         if (!c->msgs[c->n - 1].role || !c->msgs[c->n - 1].content) {

@@ -16,8 +16,9 @@ typedef struct chat {
 } chat;
 
 /* Parses the JSON text of a "messages" array (raw, len bytes): objects with
- * "role" (system, user, assistant, tool) and "content" (a string). False
- * with a message on error. */
+ * "role" (system, user, assistant, tool) and "content" (a string, or an
+ * array of {"type": "text", "text": ...} parts, joined). False with a
+ * message on error. */
 bool chat_parse(const char *raw, size_t len, chat *c, char *msg, size_t msg_cap);
 void chat_free(chat *c);
 
