@@ -12,6 +12,16 @@
 /* Worst single step allowed for the Q8_0/Q4_0 files, as the issue asks. */
 #define GL_TEST_Q_MAX_STEP 0.05
 
+/* Backends against generic, worst step of 120 (relative RMS of a logit
+ * row), about 1.5x what was measured: the integer products are bit-exact
+ * (checkkernels), but the float kernels (F32/F16 products, rmsnorm,
+ * softmax, attention) round differently per vector width; through the
+ * Q8_0 rounding of the next layer's activations a last-bit difference can
+ * grow: 1.46% measured on mixQ8_0 (0.10% on the F32 model, 0.06% on F16,
+ * 0 on mixQ4_0's reference prompt). README "Backends" quotes these. */
+#define GL_TEST_XBACKEND_FLOAT 0.0015
+#define GL_TEST_XBACKEND_Q 0.022
+
 static void need_shared(void)
 {
     if (!td_shared_dir()) {
@@ -212,8 +222,8 @@ static void check_backends_agree(const char *name, double max_step)
 
 Test(backends, agree_with_generic)
 {
-    check_backends_agree("stories260K", 0.005);
-    check_backends_agree("stories260K-F16", 0.005);
-    check_backends_agree("stories260K-mixQ8_0", GL_TEST_Q_MAX_STEP);
-    check_backends_agree("stories260K-mixQ4_0", GL_TEST_Q_MAX_STEP);
+    check_backends_agree("stories260K", GL_TEST_XBACKEND_FLOAT);
+    check_backends_agree("stories260K-F16", GL_TEST_XBACKEND_FLOAT);
+    check_backends_agree("stories260K-mixQ8_0", GL_TEST_XBACKEND_Q);
+    check_backends_agree("stories260K-mixQ4_0", GL_TEST_XBACKEND_Q);
 }
