@@ -273,7 +273,8 @@ typedef struct gl_engine_params {
     int n_ctx;            /* KV slots per sequence; 0: model's context    */
     int n_keep;           /* pinned positions per sequence                */
     int n_threads;        /* 0: physical cores                            */
-    int max_batch_tokens; /* prompt tokens per step (chunked prefill)     */
+    int max_batch_tokens; /* prompt tokens per step (chunked prefill); with
+                           * max_seqs at most 4096 (one forward pass)     */
     int cache_type;       /* enum gl_cache_type                           */
 } gl_engine_params;
 

@@ -143,11 +143,14 @@ gl_status gl_engine_create(gl_engine **out, gl_model *m, const gl_engine_params 
 {
     *out = NULL;
     gl_engine_params p = params ? *params : gl_engine_default_params();
-    if (p.max_seqs < 1 || p.max_seqs > 4096)
-        return gl_fail(err, GL_ERR_ARG, "max_seqs %d is out of range [1, 4096]", p.max_seqs);
-    if (p.max_batch_tokens < 1 || p.max_batch_tokens > 65536)
-        return gl_fail(err, GL_ERR_ARG, "max_batch_tokens %d is out of range [1, 65536]",
-                       p.max_batch_tokens);
+    if (p.max_seqs < 1 || p.max_seqs > 4095)
+        return gl_fail(err, GL_ERR_ARG, "max_seqs %d is out of range [1, 4095]", p.max_seqs);
+    /* a step's rows (every decode plus the prompt budget) make one forward pass */
+    if (p.max_batch_tokens < 1 || p.max_batch_tokens > 4096 - p.max_seqs)
+        return gl_fail(err, GL_ERR_ARG,
+                       "max_batch_tokens %d is out of range [1, %d] (with %d sequences: a step "
+                       "is at most 4096 tokens)",
+                       p.max_batch_tokens, 4096 - p.max_seqs, p.max_seqs);
     gl_ctx_params cp = gl_ctx_default_params();
     cp.n_ctx = p.n_ctx;
     cp.n_keep = p.n_keep;

@@ -137,6 +137,18 @@ Test(api, engine_errors_have_messages)
     cr_expect(strstr(err.msg, "no request 42"), "%s", err.msg);
     cr_expect_eq(gl_engine_cancel(e, 42, NULL), GL_ERR_ARG); /* NULL err is fine */
     gl_engine_free(e);
+    /* a step is one forward pass of at most 4096 rows: more is an error,
+     * never a silent clamp */
+    gl_engine_params ep = gl_engine_default_params();
+    ep.n_ctx = 32;
+    ep.n_threads = 1;
+    ep.max_seqs = 8;
+    ep.max_batch_tokens = 4089;
+    cr_expect_eq(gl_engine_create(&e, m, &ep, &err), GL_ERR_ARG);
+    cr_expect(strstr(err.msg, "max_batch_tokens 4089 is out of range [1, 4088]"), "%s", err.msg);
+    ep.max_batch_tokens = 4088;
+    cr_assert_eq(gl_engine_create(&e, m, &ep, &err), GL_OK, "%s", err.msg);
+    gl_engine_free(e);
     gl_model_free(m);
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "context.h"
 #include "genloop.h"
@@ -23,9 +24,11 @@ enum { MAX_SEQ = 8, MAX_POS = 1024, MAX_GEN = 256, MAX_TEXT = 8192 };
 
 /* ---- the fake model ---------------------------------------------------- */
 
-static int32_t g_hist[MAX_SEQ][MAX_POS]; /* tokens each sequence was fed */
+static int32_t g_hist[MAX_SEQ][MAX_POS]; /* tokens each sequence was fed, a
+                                          * ring of the latest MAX_POS */
 static int32_t g_cand[40];               /* tokens the fake model favours */
 static int g_n_cand, g_eos, g_vocab;
+static bool g_no_eos; /* EOS never wins */
 
 static uint64_t mix(uint64_t x)
 {
@@ -40,28 +43,32 @@ static uint64_t mix(uint64_t x)
  * length decides a score in [0, 4) for each favoured token (scores on a
  * 1/64 grid, so penalties reorder them often and ties happen); EOS scores
  * lower; every other token -8. */
-static void fake_logits(const int32_t *h, int n, float *out)
+static void fake_logits_ring(const int32_t *h, int64_t n, int ring, float *out)
 {
     uint64_t key = (uint64_t)n;
-    for (int i = n - 4 < 0 ? 0 : n - 4; i < n; i++)
-        key = mix(key * 31 + (uint64_t)h[i]);
+    for (int64_t i = n - 4 < 0 ? 0 : n - 4; i < n; i++)
+        key = mix(key * 31 + (uint64_t)h[i % ring]);
     for (int v = 0; v < g_vocab; v++)
         out[v] = -8.0f;
     for (int i = 0; i < g_n_cand; i++)
         out[g_cand[i]] = (float)(mix(key + (uint64_t)i) % 256) / 64.0f;
-    out[g_eos] = (float)(mix(key ^ 0xe05) % 256) / 64.0f - 3.0f;
+    out[g_eos] = g_no_eos ? -100.0f : (float)(mix(key ^ 0xe05) % 256) / 64.0f - 3.0f;
+}
+
+static void fake_logits(const int32_t *h, int n, float *out)
+{
+    fake_logits_ring(h, n, n > 0 ? n : 1, out);
 }
 
 static gl_status fake_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
 {
     (void)err;
-    for (int i = 0; i < b->n; i++) {
-        cr_assert_lt(c->row_pos[i], MAX_POS);
-        g_hist[c->row_seq[i]][c->row_pos[i]] = b->tokens[i];
-    }
+    for (int i = 0; i < b->n; i++)
+        g_hist[c->row_seq[i]][c->row_pos[i] % MAX_POS] = b->tokens[i];
     for (int k = 0; k < b->n_out; k++) {
         const int row = b->out_rows[k], s = c->row_seq[row];
-        fake_logits(g_hist[s], (int)c->row_pos[row] + 1, b->logits + (size_t)k * g_vocab);
+        fake_logits_ring(g_hist[s], c->row_pos[row] + 1, MAX_POS,
+                         b->logits + (size_t)k * g_vocab);
     }
     return GL_OK;
 }
@@ -381,6 +388,79 @@ Test(genref, engine_matches_the_definitions)
     }
     free(want);
     free(got);
+    gl_engine_free(e);
+    gl_model_free(m);
+}
+
+/* An allocation that fails while a generated token is stored ends that
+ * request as GL_STOP_ERROR and makes the step return GL_ERR_NOMEM with a
+ * message; it is never passed off as another stop reason. The address space
+ * is capped at what the process has mapped, just before the token buffer
+ * must grow. */
+Test(genref, out_of_memory_ends_the_request)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("address sanitizer: an address-space limit breaks its shadow memory");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+    cr_skip_test("sanitizer: an address-space limit breaks its shadow memory");
+#endif
+#endif
+    gl_model *m = load_fake();
+    g_no_eos = true;
+    gl_engine_params ep = gl_engine_default_params();
+    ep.max_seqs = 1;
+    ep.n_ctx = 64;
+    ep.n_threads = 1;
+    ep.max_batch_tokens = 4095;
+    gl_engine *e;
+    gl_error err;
+    cr_assert_eq(gl_engine_create(&e, m, &ep, &err), GL_OK, "%s", err.msg);
+    /* the request's token buffer doubles from 64: 131072 slots hold this
+     * prompt and 3 generated tokens; the 4th needs a new megabyte */
+    enum { N_PROMPT = 131072 - 3 };
+    int32_t *prompt = malloc(sizeof *prompt * N_PROMPT);
+    for (int i = 0; i < N_PROMPT; i++)
+        prompt[i] = g_cand[i % g_n_cand];
+    gl_request r = gl_request_default();
+    r.prompt_tokens = prompt;
+    r.n_prompt_tokens = N_PROMPT;
+    r.n_predict = -1;
+    r.sampling.temp = 0;
+    int64_t id;
+    cr_assert_eq(gl_engine_submit(e, &r, &id, &err), GL_OK, "%s", err.msg);
+    free(prompt);
+
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        cr_skip_test("no /proc/self/status to size the address-space limit");
+    char line[256];
+    unsigned long long vm_kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %llu kB", &vm_kb) == 1)
+            break;
+    fclose(f);
+    cr_assert_gt(vm_kb, 0);
+    struct rlimit old, lim;
+    cr_assert_eq(getrlimit(RLIMIT_AS, &old), 0);
+    lim = old;
+    lim.rlim_cur = (rlim_t)(vm_kb + 256) * 1024; /* room for small heap growth only */
+    cr_assert_eq(setrlimit(RLIMIT_AS, &lim), 0);
+    gl_status st = GL_OK;
+    int steps = 0;
+    while (st == GL_OK && gl_engine_busy(e) && steps < 1000) {
+        st = gl_engine_step(e, &err);
+        steps++;
+    }
+    setrlimit(RLIMIT_AS, &old); /* before anything else allocates */
+    cr_assert_eq(st, GL_ERR_NOMEM, "status %d after %d steps", st, steps);
+    cr_expect(strstr(err.msg, "out of memory"), "%s", err.msg);
+    gl_request_status rs;
+    cr_assert_eq(gl_engine_status(e, id, &rs, &err), GL_OK);
+    cr_expect(rs.finished);
+    cr_expect_eq(rs.stop, GL_STOP_ERROR, "stop %s", gl_stop_reason_name(rs.stop));
+    cr_expect_leq(rs.n_generated, 3);
+    cr_expect(!gl_engine_busy(e));
     gl_engine_free(e);
     gl_model_free(m);
 }
