@@ -102,6 +102,35 @@ GL_API uint64_t gl_model_kv_bytes(const gl_model *m, int n_ctx);
 GL_API int gl_tokenize(const gl_model *m, const char *text, size_t len, bool add_bos, int32_t *out,
                        int cap, gl_error *err);
 
+/* gl_tokenize with options (GL_TOKENIZE_* flags):
+ * - BOS: prepend BOS (pass it when gl_model_info.add_bos asks);
+ * - SPECIAL: read the text of control tokens (e.g. "<|im_start|>",
+ *   "<|eot_id|>") as those single tokens, as rendered chat templates need;
+ *   without it plain text never yields a control token (user-defined tokens
+ *   are single tokens either way);
+ * - CONTINUE: the text continues text already fed (e.g. the next turn of a
+ *   chat after the answer): no SentencePiece space prefix at its start. */
+enum { GL_TOKENIZE_BOS = 1, GL_TOKENIZE_SPECIAL = 2, GL_TOKENIZE_CONTINUE = 4 };
+GL_API int gl_tokenize_ex(const gl_model *m, const char *text, size_t len, unsigned flags,
+                          int32_t *out, int cap, gl_error *err);
+
+/* Whether id ends generation: EOS (tokenizer.ggml.eos_token_id), EOT, EOM
+ * and the end-of-turn tokens (<|im_end|>, <|eot_id|>, <|end|>,
+ * <end_of_turn>, ...). */
+GL_API bool gl_model_is_eog(const gl_model *m, int32_t id);
+
+/* A warning about the vocabulary (e.g. an unknown tokenizer.ggml.pre, for
+ * which the default split rules are used), or NULL. Front ends print it. */
+GL_API const char *gl_model_tokenizer_warning(const gl_model *m);
+
+/* The GGUF string value of key (e.g. "tokenizer.chat_template") copied to
+ * out (cap bytes, NUL-terminated, may be NULL to ask the length); returns
+ * its length, or -1 when the key is missing or not a string. */
+GL_API int gl_model_meta_str(const gl_model *m, const char *key, char *out, size_t cap);
+/* The vocabulary text of token id (e.g. "<s>"), like gl_model_meta_str;
+ * -1 when id is out of range. */
+GL_API int gl_model_token_text(const gl_model *m, int32_t id, char *out, size_t cap);
+
 /* Streams token text safely: bytes of a UTF-8 character split over several
  * tokens come out once the character is whole. */
 typedef struct gl_detok {
@@ -117,6 +146,32 @@ GL_API void gl_detok_init(gl_detok *d);
 GL_API int gl_detok_push(const gl_model *m, gl_detok *d, int32_t id, char *out, size_t cap);
 /* Flushes an incomplete trailing sequence (as U+FFFD). */
 GL_API int gl_detok_flush(gl_detok *d, char *out, size_t cap);
+
+/* ---- chat templates ---------------------------------------------------- */
+
+/* One message of a conversation: role "system", "user", "assistant", ... */
+typedef struct gl_chat_message {
+    const char *role;
+    const char *content;
+} gl_chat_message;
+
+/* The chat format family of a template: tmpl is the Jinja source a GGUF
+ * stores in tokenizer.chat_template, or a family name ("chatml", "llama2",
+ * "llama3", "gemma", "phi3", "mistral-v7", ...). Returns the family name,
+ * or NULL when the template is not recognised. */
+GL_API const char *gl_chat_template_family(const char *tmpl);
+/* Lists the family names (at most cap); returns how many there are. */
+GL_API int gl_chat_template_names(const char **names, int cap);
+/* Renders the conversation as the template's family formats it, byte for
+ * byte; an unrecognised template (or NULL) renders as ChatML. bos / eos
+ * are the texts the format writes for BOS / EOS where it writes them (NULL
+ * or "": "<s>" and the family's usual end text). add_generation_prompt
+ * appends the header that opens the assistant's answer. Writes at most cap
+ * bytes (NUL-terminated) to out and returns the full length (call again
+ * with more room when it is >= cap), or -1 with err set. */
+GL_API int gl_chat_render(const char *tmpl, const gl_chat_message *msgs, int n_msgs,
+                          bool add_generation_prompt, const char *bos, const char *eos, char *out,
+                          size_t cap, gl_error *err);
 
 /* ---- contexts: KV cache and forward pass ------------------------------- */
 
