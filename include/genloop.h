@@ -255,11 +255,11 @@ GL_API void gl_sampler_probs(gl_sampler *s, const float *logits, const int32_t *
 
 typedef enum gl_stop_reason {
     GL_STOP_NONE = 0,
-    GL_STOP_EOS,      /* the model emitted end-of-sequence         */
-    GL_STOP_LENGTH,   /* n_predict tokens were generated           */
-    GL_STOP_CONTEXT,  /* the context is full and the ring is off   */
-    GL_STOP_STRING,   /* a stop string appeared in the text        */
-    GL_STOP_CALLBACK, /* the token callback asked to stop         */
+    GL_STOP_EOS,       /* the model emitted end-of-sequence         */
+    GL_STOP_LENGTH,    /* n_predict tokens were generated           */
+    GL_STOP_CONTEXT,   /* the context is full and the ring is off   */
+    GL_STOP_STRING,    /* a stop string appeared in the text        */
+    GL_STOP_CALLBACK,  /* the token callback asked to stop         */
     GL_STOP_CANCELLED, /* gl_engine_cancel                         */
     GL_STOP_ERROR      /* the request could not go on (gl_engine_step
                         * or gl_generate returned the error)       */

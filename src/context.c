@@ -205,8 +205,9 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
         aligned_alloc(_Alignof(gl_row_range), (size_t)p.n_threads * sizeof(gl_row_range));
     if (!c->x || !c->xb || !c->q || !c->kcur || !c->vcur || !c->att || !c->hb || !c->hb2 ||
         !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores ||
-        !c->q16 || !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq_arg || !c->row_seq ||
-        !c->row_pos || !c->row_first || !c->mm_ranges || (m->gpt2_layers && !c->qkv)) {
+        !c->q16 || !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq_arg ||
+        !c->row_seq || !c->row_pos || !c->row_first || !c->mm_ranges ||
+        (m->gpt2_layers && !c->qkv)) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
     }
@@ -372,7 +373,9 @@ gl_status gl_ctx_eval_seq(gl_ctx *c, int seq, const int32_t *tokens, int n, floa
     for (int done = 0; done < n;) {
         const int nb = n - done < c->n_batch ? n - done : c->n_batch;
         const bool last = done + nb == n;
-        gl_batch b = { .tokens = tokens + done, .seq = seq ? c->row_seq_arg : NULL, .n = nb,
+        gl_batch b = { .tokens = tokens + done,
+                       .seq = seq ? c->row_seq_arg : NULL,
+                       .n = nb,
                        .out_rows = c->all_rows };
         if (logits && all_logits) {
             b.logits = logits + (size_t)done * n_vocab;

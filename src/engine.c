@@ -592,8 +592,7 @@ gl_status gl_engine_cancel(gl_engine *e, int64_t id, gl_error *err)
     return GL_OK;
 }
 
-gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *out,
-                           gl_error *err)
+gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *out, gl_error *err)
 {
     const gl_req *r = find(e, id);
     if (!r)

@@ -115,8 +115,10 @@ int td_read_refs(const char *model, td_ref *refs, int cap)
             }
         }
         if (r->n_prompt < 0 || r->n_greedy < 0 || r->n_vocab <= 0) {
-            fprintf(stderr, "shared_data: %s line %d: bad or missing prompt_tokens, greedy or "
-                            "n_vocab\n", path, n + 1);
+            fprintf(stderr,
+                    "shared_data: %s line %d: bad or missing prompt_tokens, greedy or "
+                    "n_vocab\n",
+                    path, n + 1);
             fclose(f);
             return -1;
         }

@@ -20,7 +20,7 @@
  * grow: 1.46% measured on mixQ8_0 (0.10% on the F32 model, 0.06% on F16,
  * 0 on mixQ4_0's reference prompt). README "Backends" quotes these. */
 #define GL_TEST_XBACKEND_FLOAT 0.0015
-#define GL_TEST_XBACKEND_Q 0.022
+#define GL_TEST_XBACKEND_Q     0.022
 
 static void need_shared(void)
 {

@@ -67,8 +67,7 @@ static gl_status fake_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
         g_hist[c->row_seq[i]][c->row_pos[i] % MAX_POS] = b->tokens[i];
     for (int k = 0; k < b->n_out; k++) {
         const int row = b->out_rows[k], s = c->row_seq[row];
-        fake_logits_ring(g_hist[s], c->row_pos[row] + 1, MAX_POS,
-                         b->logits + (size_t)k * g_vocab);
+        fake_logits_ring(g_hist[s], c->row_pos[row] + 1, MAX_POS, b->logits + (size_t)k * g_vocab);
     }
     return GL_OK;
 }
@@ -230,9 +229,9 @@ static void lib_generate(gl_model *m, const int32_t *prompt, const gen_case *gc,
     cr_assert_eq(gl_ctx_create(&c, m, &cp, &err), GL_OK, "%s", err.msg);
     gl_gen_params gp = gen_params(gc);
     gl_gen_result res;
-    cr_assert_eq(gl_generate(c, prompt, gc->n_prompt, &gp, collect_text, o, o->tokens, MAX_GEN,
-                             &res, &err),
-                 GL_OK, "%s", err.msg);
+    cr_assert_eq(
+        gl_generate(c, prompt, gc->n_prompt, &gp, collect_text, o, o->tokens, MAX_GEN, &res, &err),
+        GL_OK, "%s", err.msg);
     o->n = res.n_generated;
     o->stop = res.stop;
     gl_ctx_free(c);
@@ -249,8 +248,8 @@ static void expect_same(const outcome *want, const outcome *got, const char *who
             break;
         }
     cr_expect(got->text_len == want->text_len && !memcmp(got->text, want->text, want->text_len),
-              "%s case %d: text\n  '%s' (%zu bytes), want\n  '%s' (%zu bytes)", who, ci,
-              got->text, got->text_len, want->text, want->text_len);
+              "%s case %d: text\n  '%s' (%zu bytes), want\n  '%s' (%zu bytes)", who, ci, got->text,
+              got->text_len, want->text, want->text_len);
 }
 
 /* ---- the cases --------------------------------------------------------- */
@@ -299,8 +298,13 @@ Test(genref, loop_matches_the_definitions)
         { .n_prompt = 12, .n_predict = 60, .penalty = 1.7f, .last_n = 5, .ring = true },
         { .n_prompt = 12, .n_predict = 60, .penalty = 2.5f, .last_n = 16, .ring = true },
         { .n_prompt = 9, .n_predict = 60, .penalty = 1.5f, .last_n = -1, .ring = true },
-        { .n_prompt = 12, .n_predict = 60, .penalty = 1.7f, .last_n = 5, .ring = true,
-          .stops = { "\xc3\xa9", "\xe2\x80\x94" }, .n_stops = 2 },
+        { .n_prompt = 12,
+          .n_predict = 60,
+          .penalty = 1.7f,
+          .last_n = 5,
+          .ring = true,
+          .stops = { "\xc3\xa9", "\xe2\x80\x94" },
+          .n_stops = 2 },
         /* a heavy penalty over everything: the candidates wear out, EOS wins */
         { .n_prompt = 12, .n_predict = 250, .penalty = 4.0f, .last_n = -1, .ring = true },
     };
@@ -345,8 +349,13 @@ Test(genref, engine_matches_the_definitions)
         { .n_prompt = 12, .n_predict = 50, .penalty = 1.7f, .last_n = 5, .ring = true },
         { .n_prompt = 12, .n_predict = 40, .penalty = 2.5f, .last_n = 16, .ring = true },
         { .n_prompt = 9, .n_predict = 45, .penalty = 1.5f, .last_n = -1, .ring = true },
-        { .n_prompt = 20, .n_predict = 60, .penalty = 1.9f, .last_n = 21, .ring = true,
-          .stops = { "\xc3\xa9" }, .n_stops = 1 },
+        { .n_prompt = 20,
+          .n_predict = 60,
+          .penalty = 1.9f,
+          .last_n = 21,
+          .ring = true,
+          .stops = { "\xc3\xa9" },
+          .n_stops = 1 },
         { .n_prompt = 10, .n_predict = 100, .penalty = 1.4f, .last_n = 8, .ring = false },
     };
     enum { N = sizeof cases / sizeof cases[0] };

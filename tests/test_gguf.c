@@ -303,7 +303,7 @@ Test(gguf, every_bit_flip_is_safe)
     }
     cr_assert_gt(n_ok, 0);
     cr_assert_gt(n_bad, b.len); /* at least the 32 bits of the magic, the version, ... */
-    expect_ok(&b); /* every flip was undone */
+    expect_ok(&b);              /* every flip was undone */
     gw_free(&b);
 }
 

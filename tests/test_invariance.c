@@ -87,8 +87,8 @@ static void check_model(const char *name, const char *backend)
         eval_chunked(c1, toks, T, &len, 1, got, V);
         for (int i = 0; i < T; i++)
             cr_assert_eq(memcmp(got + (size_t)i * V, ref + (size_t)i * V, row), 0,
-                         "%s/%s: chunks of %d: position %d differs from one pass", name,
-                         backend, len, i);
+                         "%s/%s: chunks of %d: position %d differs from one pass", name, backend,
+                         len, i);
     }
     const int odd[] = { 3, 1, 7, 2, 5, 1, 1, 6 };
     eval_chunked(c2, toks, T, odd, 8, got, V);
@@ -142,8 +142,12 @@ static void check_model(const char *name, const char *backend)
                     break;
                 continue;
             }
-            gl_batch b = { .tokens = b_tok, .seq = b_seq, .n = n, .out_rows = b_out,
-                           .n_out = n, .logits = b_logits };
+            gl_batch b = { .tokens = b_tok,
+                           .seq = b_seq,
+                           .n = n,
+                           .out_rows = b_out,
+                           .n_out = n,
+                           .logits = b_logits };
             gl_error err;
             cr_assert_eq(gl_ctx_forward(cm, &b, &err), GL_OK, "%s", err.msg);
             for (int r = 0; r < n; r++)
@@ -183,6 +187,15 @@ static void check_every_backend(const char *name)
     cr_assert_gt(ran, 0);
 }
 
-Test(invariance, f32) { check_every_backend("stories260K"); }
-Test(invariance, f16) { check_every_backend("stories260K-F16"); }
-Test(invariance, q4_0) { check_every_backend("stories260K-mixQ4_0"); }
+Test(invariance, f32)
+{
+    check_every_backend("stories260K");
+}
+Test(invariance, f16)
+{
+    check_every_backend("stories260K-F16");
+}
+Test(invariance, q4_0)
+{
+    check_every_backend("stories260K-mixQ4_0");
+}
