@@ -60,6 +60,7 @@ struct gl_ctx {
     int *row_seq, *row_first; /* sequence, its first row in the batch */
     int64_t *row_pos;         /* absolute position                    */
     int *all_rows;            /* 0, 1, ..., n_batch - 1              */
+    int *row_seq_arg;         /* gl_ctx_eval_seq's batch.seq          */
 
     /* scratch, n_batch rows each */
     float *x, *xb, *q, *kcur, *vcur, *att, *hb, *hb2;

@@ -56,7 +56,7 @@ typedef struct gl_req {
     char *text;
     size_t text_len, text_cap, emitted;
     gl_stop_reason stop;
-    double t_submit, t_first, t_done, prefill_ms, decode_ms;
+    double t_submit, t_admit, t_first, t_done, prefill_ms, decode_ms;
     int n_reused; /* prompt tokens whose cache entries a slot already held */
 } gl_req;
 
@@ -101,7 +101,7 @@ gl_engine_params gl_engine_default_params(void)
                                .n_keep = 0,
                                .n_threads = 0,
                                .max_batch_tokens = 256,
-                               .prefix_reuse = true };
+                               .prefix_reuse = false };
 }
 
 gl_request gl_request_default(void)
@@ -158,11 +158,14 @@ gl_status gl_engine_create(gl_engine **out, gl_model *m, const gl_engine_params 
 {
     *out = NULL;
     gl_engine_params p = params ? *params : gl_engine_default_params();
-    if (p.max_seqs < 1 || p.max_seqs > 4096)
-        return gl_fail(err, GL_ERR_ARG, "max_seqs %d is out of range [1, 4096]", p.max_seqs);
-    if (p.max_batch_tokens < 1 || p.max_batch_tokens > 65536)
-        return gl_fail(err, GL_ERR_ARG, "max_batch_tokens %d is out of range [1, 65536]",
-                       p.max_batch_tokens);
+    if (p.max_seqs < 1 || p.max_seqs > 4095)
+        return gl_fail(err, GL_ERR_ARG, "max_seqs %d is out of range [1, 4095]", p.max_seqs);
+    /* a step's rows (every decode plus the prompt budget) make one forward pass */
+    if (p.max_batch_tokens < 1 || p.max_batch_tokens > 4096 - p.max_seqs)
+        return gl_fail(err, GL_ERR_ARG,
+                       "max_batch_tokens %d is out of range [1, %d] (with %d sequences: a step "
+                       "is at most 4096 tokens)",
+                       p.max_batch_tokens, 4096 - p.max_seqs, p.max_seqs);
     gl_ctx_params cp = gl_ctx_default_params();
     cp.n_ctx = p.n_ctx;
     cp.n_keep = p.n_keep;
@@ -472,31 +475,34 @@ static bool check_stops(gl_engine *e, gl_req *r, int32_t tok)
 }
 
 /* Samples the next token of r from its logits and applies every stop rule,
- * in the order a single generation loop would. */
-static void advance(gl_engine *e, gl_req *r, float *logits)
+ * in the order a single generation loop would. Fails only when the token or
+ * its text cannot be stored: the request then ends with GL_STOP_ERROR. */
+static gl_status advance(gl_engine *e, gl_req *r, float *logits, gl_error *err)
 {
     const int64_t n_gen = r->n_toks - r->n_prompt;
     if (r->n_predict >= 0 && n_gen >= r->n_predict) {
         finish(e, r, GL_STOP_LENGTH);
-        return;
+        return GL_OK;
     }
     const int32_t tok = gl_sampler_sample(r->smp, logits, r->toks, (int)(r->n_toks - r->base));
     if (r->t_first == 0)
         r->t_first = now_ms();
     if (gl_tokenizer_is_eog(e->m->tok, tok)) {
         finish(e, r, GL_STOP_EOS);
-        return;
+        return GL_OK;
     }
     int len = gl_tokenizer_detok_push(e->m->tok, &r->detok, tok, e->tmp, sizeof e->tmp);
     if (!append_tok(r, tok) || !append_text(r, e->tmp, (size_t)len)) {
-        finish(e, r, GL_STOP_CALLBACK);
-        return;
+        finish(e, r, GL_STOP_ERROR);
+        return gl_fail(err, GL_ERR_NOMEM,
+                       "out of memory storing token %lld of request %lld: the request ended",
+                       (long long)(r->n_toks - r->n_prompt), (long long)r->id);
     }
     const int64_t i_gen = r->n_toks - 1 - r->n_prompt;
     if (r->sink && i_gen < r->sink_cap)
         r->sink[i_gen] = tok;
     if (check_stops(e, r, tok))
-        return;
+        return GL_OK;
     if (!r->keep_history && r->emitted > 4096 + r->max_stop) {
         /* streamed text is the caller's now; keep what a stop string may
          * still straddle */
@@ -507,13 +513,14 @@ static void advance(gl_engine *e, gl_req *r, float *logits)
     }
     if (r->n_predict >= 0 && r->n_toks - r->n_prompt >= r->n_predict) {
         finish(e, r, GL_STOP_LENGTH);
-        return;
+        return GL_OK;
     }
     if (!r->ring && r->n_toks - 1 >= r->block) {
         finish(e, r, GL_STOP_CONTEXT);
-        return;
+        return GL_OK;
     }
     r->state = REQ_DECODE;
+    return GL_OK;
 }
 
 /* Prompt tokens of a waiting request that free slot s still holds at the
@@ -555,6 +562,7 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
         e->slot_busy[slot] = true;
         r->slot = slot;
         r->state = REQ_PREFILL;
+        r->t_admit = now_ms();
         e->memo[slot].n = 0; /* overwritten from here on */
         if (reuse > 0 && gl_ctx_seq_truncate(c, slot, reuse)) {
             r->n_fed = reuse;
@@ -620,15 +628,18 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
     e->stats.prefill_tokens += (uint64_t)(n - n_decode);
     e->stats.decode_ms += dt * n_decode / n;
     e->stats.prefill_ms += dt * (n - n_decode) / n;
+    /* every sequence advances; the first failure (one request ended) is
+     * reported once all have */
     for (int i = 0; i < n_out; i++) {
         gl_req *r = e->b_out_req[i];
         if (r->state == REQ_PREFILL)
             r->prefill_ms += dt;
         else
             r->decode_ms += dt;
-        advance(e, r, e->b_logits + (size_t)i * e->n_vocab);
+        gl_status sti = advance(e, r, e->b_logits + (size_t)i * e->n_vocab, st ? NULL : err);
+        st = st ? st : sti;
     }
-    return GL_OK;
+    return st;
 }
 
 void gl_engine_get_stats(const gl_engine *e, gl_engine_stats *st)
@@ -644,21 +655,22 @@ bool gl_engine_busy(const gl_engine *e)
     return false;
 }
 
-gl_status gl_engine_cancel(gl_engine *e, int64_t id)
+gl_status gl_engine_cancel(gl_engine *e, int64_t id, gl_error *err)
 {
     gl_req *r = find(e, id);
     if (!r)
-        return GL_ERR_ARG;
+        return gl_fail(err, GL_ERR_ARG, "no request %lld in this engine", (long long)id);
     if (r->state != REQ_DONE)
         finish(e, r, GL_STOP_CANCELLED);
     return GL_OK;
 }
 
-gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *out)
+gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *out, gl_error *err)
 {
     const gl_req *r = find(e, id);
     if (!r)
-        return GL_ERR_ARG;
+        return gl_fail(err, GL_ERR_ARG, "no request %lld in this engine", (long long)id);
+    const double now = now_ms();
     *out = (gl_request_status){
         .finished = r->state == REQ_DONE,
         .running = r->state == REQ_PREFILL || r->state == REQ_DECODE,
@@ -669,10 +681,10 @@ gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *ou
         .n_generated = r->n_toks - r->n_prompt < INT_MAX ? (int)(r->n_toks - r->n_prompt) : INT_MAX,
         .text = r->text,
         .text_len = r->text_len,
-        .queue_ms = 0,
+        .queue_ms = (r->t_admit > 0 ? r->t_admit : now) - r->t_submit,
         .prefill_ms = r->prefill_ms,
         .decode_ms = r->decode_ms,
-        .latency_ms = r->state == REQ_DONE ? r->t_done - r->t_submit : now_ms() - r->t_submit,
+        .latency_ms = (r->state == REQ_DONE ? r->t_done : now) - r->t_submit,
         .ttft_ms = r->t_first > 0 ? r->t_first - r->t_submit : 0,
         .n_reused = r->n_reused,
     };
@@ -729,9 +741,9 @@ gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt, const gl_g
     e->reqs[e->n_reqs - 1]->sink_cap = cap;
     while (gl_engine_busy(e))
         if ((st = gl_engine_step(e, err)))
-            goto out;
+            break; /* what was generated is still reported */
     gl_request_status rs;
-    gl_engine_status(e, id, &rs);
+    gl_engine_status(e, id, &rs, NULL);
     res->n_generated = rs.n_generated;
     res->stop = rs.stop;
     res->prefill_ms = rs.prefill_ms;

@@ -114,7 +114,7 @@ static void run_engine(gl_model *m, int max_batch, int threads, int budget, resu
         cr_assert_eq(gl_engine_step(e, &err), GL_OK, "%s", err.msg);
         for (int i = 0; i < submitted; i++) {
             gl_request_status st;
-            if (done[i] || gl_engine_status(e, ids[i], &st) != GL_OK || !st.finished)
+            if (done[i] || gl_engine_status(e, ids[i], &st, NULL) != GL_OK || !st.finished)
                 continue;
             collect(&st, &out[i]);
             gl_engine_release(e, ids[i]);
@@ -234,7 +234,7 @@ Test(engine, greedy_batch_matches_reference)
         cr_assert_eq(gl_engine_step(e, &err), GL_OK, "%s", err.msg);
     for (int p = 0; p < nr; p++) {
         gl_request_status st;
-        cr_assert_eq(gl_engine_status(e, ids[p], &st), GL_OK);
+        cr_assert_eq(gl_engine_status(e, ids[p], &st, NULL), GL_OK);
         cr_assert_eq(st.n_generated, 64);
         for (int i = 0; i < 64; i++)
             cr_expect_eq(st.tokens[i], refs[p].greedy[i], "prompt %d token %d", p, i);
@@ -256,14 +256,14 @@ Test(engine, cancel_and_errors)
     cr_assert_eq(gl_engine_submit(e, &r, &id, &err), GL_OK);
     for (int i = 0; i < 5; i++)
         cr_assert_eq(gl_engine_step(e, &err), GL_OK);
-    cr_assert_eq(gl_engine_cancel(e, id), GL_OK);
+    cr_assert_eq(gl_engine_cancel(e, id, NULL), GL_OK);
     gl_request_status st;
-    cr_assert_eq(gl_engine_status(e, id, &st), GL_OK);
+    cr_assert_eq(gl_engine_status(e, id, &st, NULL), GL_OK);
     cr_expect(st.finished);
     cr_expect_eq(st.stop, GL_STOP_CANCELLED);
     cr_expect(!gl_engine_busy(e));
     gl_engine_release(e, id);
-    cr_expect_neq(gl_engine_status(e, id, &st), GL_OK);
+    cr_expect_neq(gl_engine_status(e, id, &st, NULL), GL_OK);
 
     int32_t bad = 99999;
     r.prompt_tokens = &bad;
@@ -402,7 +402,7 @@ Test(engine, bounded_history_same_output)
         while (gl_engine_busy(e)) {
             cr_assert_eq(gl_engine_step(e, &err), GL_OK, "%s", err.msg);
             gl_request_status st;
-            gl_engine_status(e, id, &st);
+            gl_engine_status(e, id, &st, NULL);
             if (pass == 1 && st.tokens == NULL)
                 got = -1; /* the head was dropped, as it should be */
             if (pass == 0)
@@ -411,7 +411,7 @@ Test(engine, bounded_history_same_output)
         if (pass == 1) {
             cr_expect_eq(got, -1, "a long request kept its whole history");
             gl_request_status st;
-            gl_engine_status(e, id, &st);
+            gl_engine_status(e, id, &st, NULL);
             cr_expect_eq(st.n_generated, N);
         }
         gl_engine_free(e);
@@ -499,7 +499,7 @@ Test(engine, prefix_reuse_keeps_outputs)
             while (gl_engine_busy(e))
                 cr_assert_eq(gl_engine_step(e, &err), GL_OK, "%s", err.msg);
             gl_request_status st;
-            cr_assert_eq(gl_engine_status(e, id, &st), GL_OK);
+            cr_assert_eq(gl_engine_status(e, id, &st, NULL), GL_OK);
             result got, want;
             collect(&st, &got);
             alone_prompt(m, prompts[i], &rq.sampling, rq.n_predict, &want);

@@ -105,7 +105,7 @@ static int count_busy(const server *s, int *running)
             continue;
         busy++;
         gl_request_status st;
-        if (!gl_engine_status(s->e, c->eid, &st) && st.running)
+        if (!gl_engine_status(s->e, c->eid, &st, NULL) && st.running)
             run++;
     }
     *running = run;
@@ -546,7 +546,7 @@ static void sse_chunk(server *s, conn *c, const char *text, size_t len, const ch
 void completion_progress(server *s, conn *c)
 {
     gl_request_status st;
-    if (gl_engine_status(s->e, c->eid, &st))
+    if (gl_engine_status(s->e, c->eid, &st, NULL))
         return;
     if (c->stream && c->pending.len > 0) {
         sse_chunk(s, c, c->pending.p, c->pending.len, NULL, &st);
@@ -600,7 +600,7 @@ void completion_abort(server *s, conn *c)
 {
     if (!c->busy)
         return;
-    gl_engine_cancel(s->e, c->eid);
+    gl_engine_cancel(s->e, c->eid, NULL);
     gl_engine_release(s->e, c->eid);
     c->busy = false;
     s->met.cancelled++;

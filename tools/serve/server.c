@@ -165,6 +165,7 @@ static void *load_thread(void *arg)
     ep.max_seqs = s->o.max_batch;
     ep.n_ctx = s->n_ctx;
     ep.n_threads = s->o.threads;
+    ep.prefix_reuse = true; /* chat turns resend the conversation so far */
     if (gl_engine_create(&s->e, s->m, &ep, &err)) {
         snprintf(s->load_error, sizeof s->load_error, "%s", err.msg);
         atomic_store(&s->state, -1);
