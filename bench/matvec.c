@@ -1,11 +1,12 @@
-/* matvec — Q4_0 / Q8_0 matrix-vector products (the decode-time matmul) per
+/* matvec — Q4_0 / Q8_0 / Q4_K / Q6_K / Q5_K matrix-vector products (the decode-time matmul) per
  * backend, 1 thread and all threads, rows split with gl_split_range in
  * grains of 16 as src/forward.c does. Reports GB/s of weight bytes against
  * the machine's measured read bandwidth.
  *   "cold": the product cycles through copies of the matrix that together
  *           exceed --mb (default 1024 MiB), so weights come from DRAM;
  *   "hot":  one copy, read again and again (cache-resident if it fits).
- *   matvec [--mb SIZE] [-t THREADS] [--backend NAME] */
+ *   matvec [--mb SIZE] [-t THREADS] [--backend NAME] [--type q4_K,q6_K,...] */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,24 @@ static const char *layout_name(int type, int layout)
     case GL_LAYOUT_Q4_0X8: return "q4_0x8";
     case GL_LAYOUT_Q8_0X8: return "q8_0x8";
     case GL_LAYOUT_Q4_0X16: return "q4_0x16";
-    default: return type == GGUF_T_Q4_0 ? "q4_0" : "q8_0";
+    case GL_LAYOUT_Q4_KX8: return "q4_Kx8";
+    case GL_LAYOUT_Q6_KX8: return "q6_Kx8";
+    default: return gguf_type_name((uint32_t)type);
+    }
+}
+
+/* bytes and elements of one weight block, and where its (first) half-float
+ * scale sits */
+static void type_block(int type, size_t *bytes, int *elems, size_t *d_off)
+{
+    *d_off = 0;
+    *elems = QK_K;
+    switch (type) {
+    case GGUF_T_Q4_0: *bytes = sizeof(block_q4_0), *elems = QK4_0; break;
+    case GGUF_T_Q8_0: *bytes = sizeof(block_q8_0), *elems = QK8_0; break;
+    case GGUF_T_Q4_K: *bytes = sizeof(block_q4_K); break;
+    case GGUF_T_Q5_K: *bytes = sizeof(block_q5_K); break;
+    default: *bytes = sizeof(block_q6_K), *d_off = offsetof(block_q6_K, d); break;
     }
 }
 
@@ -49,7 +67,7 @@ int main(int argc, char **argv)
 {
     size_t mb = 1024;
     int threads = gl_physical_cores();
-    const char *only = NULL;
+    const char *only = NULL, *only_types = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--mb") && i + 1 < argc)
             mb = strtoull(argv[++i], NULL, 10);
@@ -57,8 +75,10 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--type") && i + 1 < argc)
+            only_types = argv[++i];
         else {
-            fprintf(stderr, "usage: matvec [--mb SIZE] [-t THREADS] [--backend NAME]\n");
+            fprintf(stderr, "usage: matvec [--mb SIZE] [-t THREADS] [--backend NAME] [--type T,...]\n");
             return 2;
         }
     }
@@ -93,7 +113,8 @@ int main(int argc, char **argv)
     static const struct {
         int n, rows;
     } shapes[] = { { 2048, 5632 }, { 5632, 2048 } };
-    static const int types[] = { GGUF_T_Q4_0, GGUF_T_Q8_0 };
+    static const int types[] = { GGUF_T_Q4_0, GGUF_T_Q8_0, GGUF_T_Q4_K, GGUF_T_Q6_K, GGUF_T_Q5_K };
+    enum { NTYPES = sizeof types / sizeof types[0] };
     printf("%-13s %-7s %-10s %3s %10s %9s %6s %9s\n", "backend", "type", "n x rows", "thr",
            "us/call", "GB/s cold", "of bw", "GB/s hot");
     for (int bi = 0; bi < nb; bi++) {
@@ -104,29 +125,36 @@ int main(int argc, char **argv)
             gl_threadpool *pool;
             if (gl_threadpool_create(&pool, nths[ti], NULL) != GL_OK)
                 return 1;
-            for (int ty = 0; ty < 4; ty++)
+            for (int ty = 0; ty < 2 * NTYPES; ty++)
                 for (int si = 0; si < 2; si++) {
-                    /* ty 2, 3: the same matrices repacked (x8 layouts), where the backend uses them
-                     */
-                    const int type = types[ty % 2], n = shapes[si].n, rows = shapes[si].rows;
-                    const int layout = ty >= 2 ? k.repack[type].layout : 0;
-                    if (ty >= 2 && !k.repack[type].use)
+                    /* ty >= NTYPES: the same matrices repacked, where the backend uses them */
+                    const int type = types[ty % NTYPES], n = shapes[si].n, rows = shapes[si].rows;
+                    const int layout = ty >= NTYPES ? k.repack[type].layout : 0;
+                    if (ty >= NTYPES && !k.repack[type].use)
                         continue;
-                    const size_t wrb =
-                        (size_t)n / 32 *
-                        (type == GGUF_T_Q4_0 ? sizeof(block_q4_0) : sizeof(block_q8_0));
+                    if (!k.matmul[type] ||
+                        (only_types && !strstr(only_types, gguf_type_name((uint32_t)type))))
+                        continue;
+                    size_t bbytes, d_off;
+                    int belems;
+                    type_block(type, &bbytes, &belems, &d_off);
+                    const size_t wrb = (size_t)n / (size_t)belems * bbytes;
                     const size_t wbytes = wrb * (size_t)rows;
                     const size_t ncopies = arena / wbytes;
                     for (size_t c = 0; c < ncopies; c++) /* sane scales in every block */
-                        for (size_t b = 0; b < wbytes / (wrb / ((size_t)n / 32)); b++) {
-                            const uint16_t d = 0x2000;
-                            memcpy(buf + c * wbytes + b * (wrb / ((size_t)n / 32)), &d, 2);
+                        for (size_t b = 0; b < wbytes / bbytes; b++) {
+                            const uint16_t d[2] = { 0x2000, 0x2000 }; /* d (and dmin) */
+                            memcpy(buf + c * wbytes + b * bbytes + d_off, d,
+                                   d_off ? 2 : sizeof d);
                         }
-                    block_q8_0 *x = malloc((size_t)n / 32 * sizeof(block_q8_0));
+                    const int act = k.act_type[type];
+                    void *x = malloc(gl_act_row_bytes(act, n));
                     float *y = malloc((size_t)rows * sizeof(float));
-                    k.quantize_q8_0((const float *)(const void *)buf, x, n); /* any finite input */
-                    for (int b = 0; b < n / 32; b++)
-                        x[b].d = 0x2000;
+                    float *xf = malloc((size_t)n * sizeof(float));
+                    for (int i = 0; i < n; i++) /* any finite input */
+                        xf[i] = (float)((i * 7919) % 255 - 127) / 127.0f;
+                    k.quantize_act[act](xf, x, n);
+                    free(xf);
                     if (layout)
                         for (size_t c = 0; c < ncopies; c++)
                             k.repack[type].fn(pbuf + c * wbytes, buf + c * wbytes, wrb, n, rows, 0,
