@@ -133,6 +133,8 @@ gl_status gl_kernels_init(gl_kernels *k, const char *backend, gl_error *err)
         return st;
     gl_kernels_init_generic(k);
     find_backend(backend)->init(k);
+    /* one Q8_0 activation quantizer: a backend overrides quantize_q8_0 */
+    k->quantize_act[GL_ACT_Q8_0] = k->quantize_q8_0;
     /* Loaders repack only for a backend with its own packed kernel (see
      * gl_kernels.repack): generic's packed kernels are references, slower
      * than its plain-row ones, and must never replace a SIMD plain one. */

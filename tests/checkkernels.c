@@ -320,26 +320,119 @@ static double wval(int type, const void *row, int j)
     }
 }
 
+/* the generic table (reference, and the layouts' one definition) */
+static gl_kernels gen;
+
 static size_t row_bytes(int type, int n)
 {
-    switch (type) {
-    case GGUF_T_F32: return (size_t)n * 4;
-    case GGUF_T_F16:
-    case GGUF_T_BF16: return (size_t)n * 2;
-    case GGUF_T_Q8_0: return (size_t)n / QK8_0 * sizeof(block_q8_0);
-    default: return (size_t)n / QK4_0 * sizeof(block_q4_0);
-    }
+    return (size_t)n / gguf_type_block_elems((uint32_t)type) * gguf_type_block_bytes((uint32_t)type);
 }
 
 static int is_quant(int type)
 {
-    return type == GGUF_T_Q8_0 || type == GGUF_T_Q4_0;
+    return gguf_type_block_elems((uint32_t)type) > 1;
+}
+
+/* The types added with the K-quants: their products are specified to the
+ * last bit (src/kernels.h), so every backend must equal generic exactly. */
+static int is_exact_type(int type)
+{
+    return is_quant(type) && type != GGUF_T_Q8_0 && type != GGUF_T_Q4_0;
+}
+
+/* activation format of a weight type, and the bytes of one activation row */
+static int act_of(int type)
+{
+    return gen.act_type[type];
+}
+
+static size_t act_row_bytes(int type, int n)
+{
+    return gl_act_row_bytes(act_of(type), n);
+}
+
+/* Offsets of a block's half-precision scale fields (d, and dmin or m). */
+static int half_fields(int type, int off[2])
+{
+    switch (type) {
+    case GGUF_T_Q4_1:
+    case GGUF_T_Q5_1:
+    case GGUF_T_Q4_K:
+    case GGUF_T_Q5_K: off[0] = 0, off[1] = 2; return 2;
+    case GGUF_T_Q2_K: off[0] = 80, off[1] = 82; return 2;
+    case GGUF_T_Q3_K: off[0] = 108; return 1;
+    case GGUF_T_Q6_K: off[0] = 208; return 1;
+    default: off[0] = 0; return 1; /* Q5_0, IQ4_NL, IQ4_XS */
+    }
+}
+
+/* A random block of any of the new types: every bit pattern of the quant,
+ * scale and high-bit bytes is a valid block, so bytes are drawn at random,
+ * with edge cases (all zero: zero sub-blocks; all ones: the largest quants,
+ * scales and mins; alternating), then the half scales (zero, subnormal,
+ * 65504, negative). */
+static void rblock_any(int type, unsigned char *b)
+{
+    const size_t bytes = gguf_type_block_bytes((uint32_t)type);
+    const int m = rint_in(0, 99);
+    for (size_t i = 0; i < bytes; i++) {
+        const int v = m < 5 ? 0 : m < 10 ? 0xff : m < 13 ? (i & 1 ? 0xff : 0) : rint_in(0, 255);
+        b[i] = (unsigned char)v;
+    }
+    if (chance(10)) { /* one sub-block of zeros in an otherwise random block */
+        const size_t at = (size_t)rint_in(0, (int)bytes - 8);
+        memset(b + at, 0, 8);
+    }
+    int off[2];
+    const int nh = half_fields(type, off);
+    for (int i = 0; i < nh; i++) {
+        const uint16_t h = rhalf_scale();
+        memcpy(b + off[i], &h, 2);
+    }
+}
+
+/* A random activation block in the weight type's format, quants in
+ * [-127, 127], sums consistent with the quants. */
+static void rblock_act(int type, unsigned char *out)
+{
+    const int act = act_of(type);
+    if (act == GL_ACT_Q8_K) {
+        block_q8_K b;
+        const int m = rint_in(0, 99);
+        b.d = m < 5 ? 0.0f : m < 10 ? 1e-30f : m < 15 ? -rfloat(0) : rfloat(0) * 0.01f;
+        for (int j = 0; j < QK_K; j++) {
+            const int v = m < 20 ? (j & 1 ? 127 : -127) : m < 25 ? 127 : rint_in(-127, 127);
+            b.qs[j] = (int8_t)v;
+        }
+        for (int i = 0; i < QK_K / 16; i++) {
+            int sum = 0;
+            for (int j = 0; j < 16; j++)
+                sum += b.qs[16 * i + j];
+            b.bsums[i] = (int16_t)sum;
+        }
+        memcpy(out, &b, sizeof b);
+    } else {
+        block_q8_0 q;
+        rblock_q8(&q, 0);
+        if (act == GL_ACT_Q8_1) {
+            block_q8_1 b = { .d = q.d };
+            int sum = 0;
+            for (int j = 0; j < QK8_0; j++)
+                sum += q.qs[j];
+            b.s = (int16_t)sum;
+            memcpy(b.qs, q.qs, QK8_0);
+            memcpy(out, &b, sizeof b);
+        } else {
+            memcpy(out, &q, sizeof q);
+        }
+    }
 }
 
 /* ---- slots ------------------------------------------------------------------- */
 
 enum kind {
     K_QUANT,
+    K_DEQUANT,
     K_MATMUL,
     K_MATMUL_X8,
     K_REPACK,
@@ -362,9 +455,33 @@ static const struct slot {
     int type;
     int layout; /* K_MATMUL_X8, K_REPACK: the repacked layout */
 } slots[] = {
-    { "quantize_q8_0", K_QUANT, 0, 0 },
+    { "quantize_q8_0", K_QUANT, GL_ACT_Q8_0, 0 },
+    { "quantize_q8_1", K_QUANT, GL_ACT_Q8_1, 0 },
+    { "quantize_q8_K", K_QUANT, GL_ACT_Q8_K, 0 },
     { "matmul_q8_0", K_MATMUL, GGUF_T_Q8_0, 0 },
     { "matmul_q4_0", K_MATMUL, GGUF_T_Q4_0, 0 },
+    { "matmul_q4_1", K_MATMUL, GGUF_T_Q4_1, 0 },
+    { "matmul_q5_0", K_MATMUL, GGUF_T_Q5_0, 0 },
+    { "matmul_q5_1", K_MATMUL, GGUF_T_Q5_1, 0 },
+    { "matmul_iq4_nl", K_MATMUL, GGUF_T_IQ4_NL, 0 },
+    { "matmul_q2_K", K_MATMUL, GGUF_T_Q2_K, 0 },
+    { "matmul_q3_K", K_MATMUL, GGUF_T_Q3_K, 0 },
+    { "matmul_q4_K", K_MATMUL, GGUF_T_Q4_K, 0 },
+    { "matmul_q5_K", K_MATMUL, GGUF_T_Q5_K, 0 },
+    { "matmul_q6_K", K_MATMUL, GGUF_T_Q6_K, 0 },
+    { "matmul_iq4_xs", K_MATMUL, GGUF_T_IQ4_XS, 0 },
+    { "dequant_q8_0", K_DEQUANT, GGUF_T_Q8_0, 0 },
+    { "dequant_q4_0", K_DEQUANT, GGUF_T_Q4_0, 0 },
+    { "dequant_q4_1", K_DEQUANT, GGUF_T_Q4_1, 0 },
+    { "dequant_q5_0", K_DEQUANT, GGUF_T_Q5_0, 0 },
+    { "dequant_q5_1", K_DEQUANT, GGUF_T_Q5_1, 0 },
+    { "dequant_iq4_nl", K_DEQUANT, GGUF_T_IQ4_NL, 0 },
+    { "dequant_q2_K", K_DEQUANT, GGUF_T_Q2_K, 0 },
+    { "dequant_q3_K", K_DEQUANT, GGUF_T_Q3_K, 0 },
+    { "dequant_q4_K", K_DEQUANT, GGUF_T_Q4_K, 0 },
+    { "dequant_q5_K", K_DEQUANT, GGUF_T_Q5_K, 0 },
+    { "dequant_q6_K", K_DEQUANT, GGUF_T_Q6_K, 0 },
+    { "dequant_iq4_xs", K_DEQUANT, GGUF_T_IQ4_XS, 0 },
     { "matmul_f32", K_MATMUL, GGUF_T_F32, 0 },
     { "matmul_f16", K_MATMUL, GGUF_T_F16, 0 },
     { "matmul_bf16", K_MATMUL, GGUF_T_BF16, 0 },
@@ -397,13 +514,14 @@ static const struct slot {
 };
 enum { n_slots = sizeof slots / sizeof slots[0] };
 
-/* the generic table (reference, and the layouts' one definition) */
-static gl_kernels gen;
 
 static const void *slot_fn(const gl_kernels *k, const struct slot *s)
 {
     switch (s->kind) {
-    case K_QUANT: return (const void *)k->quantize_q8_0;
+    case K_QUANT:
+        return s->type == GL_ACT_Q8_0 ? (const void *)k->quantize_q8_0
+                                      : (const void *)k->quantize_act[s->type];
+    case K_DEQUANT: return (const void *)k->dequant[s->type];
     case K_MATMUL: return (const void *)k->matmul[s->type];
     case K_MATMUL_X8: return (const void *)k->matmul_packed[s->layout];
     case K_REPACK: return (const void *)k->layouts[s->layout].repack;
@@ -468,8 +586,14 @@ static void gen_quant_input(float *x, int nblk)
 
 /* Quantization is bit-exact, blocks with amax < 127/FLT_MAX (~3.7e-37)
  * included: there 127/amax overflows and the contract sets id = 0. */
-static void check_quantize(const gl_kernels *ref, const gl_kernels *nw)
+static void check_quantize_act(const gl_kernels *ref, const gl_kernels *nw, int act);
+
+static void check_quantize(const gl_kernels *ref, const gl_kernels *nw, int act)
 {
+    if (act != GL_ACT_Q8_0) {
+        check_quantize_act(ref, nw, act);
+        return;
+    }
     static const int sizes[] = { 1, 2, 3, 4, 7, 8, 9, 16, 17, 64, 176, 0, 0, 0 };
     for (int ci = 0; ci < (int)(sizeof sizes / sizeof sizes[0]); ci++) {
         reseed(1, (uint32_t)ci);
@@ -503,6 +627,85 @@ static void check_quantize(const gl_kernels *ref, const gl_kernels *nw)
     }
 }
 
+/* Q8_1 and Q8_K activations: byte for byte, on the same inputs (32-blocks
+ * of edge cases; Q8_K sees eight of them per block, so its amax and sign
+ * rules meet ties, zeros, subnormals and overflow too). */
+static void check_quantize_act(const gl_kernels *ref, const gl_kernels *nw, int act)
+{
+    static const int sizes[] = { 1, 2, 3, 4, 7, 8, 9, 16, 17, 22, 0, 0, 0 };
+    const int be = act == GL_ACT_Q8_K ? QK_K : QK8_0;
+    const size_t bb = gl_act_row_bytes(act, be);
+    for (int ci = 0; ci < (int)(sizeof sizes / sizeof sizes[0]); ci++) {
+        reseed(2 + (uint32_t)act, (uint32_t)ci);
+        const int nblk = sizes[ci] ? sizes[ci] : rint_in(1, act == GL_ACT_Q8_K ? 40 : 300);
+        const int n = nblk * be;
+        snprintf(cur_case, sizeof cur_case, "n=%d", n);
+        gbuf gx, gr, gn;
+        float *x = galloc(&gx, (size_t)n * 4, rmis4());
+        gen_quant_input(x, n / QK8_0);
+        if (act == GL_ACT_Q8_K && chance(30)) /* a whole block of one magnitude: sign ties */
+            for (int j = 0; j < be; j++)
+                x[j] = chance(50) ? 3.0f : -3.0f;
+        const size_t ob = (size_t)nblk * bb;
+        unsigned char *yr = galloc(&gr, ob, rmis()), *yn = galloc(&gn, ob, rmis());
+        memset(yr, 0x5a, ob);
+        memset(yn, 0x5a, ob);
+        ref->quantize_act[act](x, yr, n);
+        nw->quantize_act[act](x, yn, n);
+        for (int b = 0; b < nblk; b++)
+            if (memcmp(yr + (size_t)b * bb, yn + (size_t)b * bb, bb)) {
+                size_t i = 0;
+                while (yr[(size_t)b * bb + i] == yn[(size_t)b * bb + i])
+                    i++;
+                failf("block %d differs from generic's at byte %zu of %zu", b, i, bb);
+                break;
+            }
+        gcheck(&gn, "y");
+        gcheck(&gx, "x");
+        gfree(&gx);
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
+/* Row dequantization (embedding lookups): bit-equal to generic, which is
+ * exact up to its specified float expression per element. */
+static void check_dequant(const gl_kernels *ref, const gl_kernels *nw, int type)
+{
+    const int be = (int)gguf_type_block_elems((uint32_t)type);
+    const size_t bb = gguf_type_block_bytes((uint32_t)type);
+    for (int ci = 0; ci < 24; ci++) {
+        reseed(5 + (uint32_t)type, (uint32_t)ci);
+        const int nblk = ci < 8 ? ci + 1 : rint_in(1, be == QK_K ? 24 : 200);
+        const int n = nblk * be;
+        snprintf(cur_case, sizeof cur_case, "n=%d", n);
+        gbuf gw, gr, gn;
+        unsigned char *w = galloc(&gw, (size_t)nblk * bb, rmis_for(type));
+        for (int b = 0; b < nblk; b++) {
+            unsigned char *blk = w + (size_t)b * bb;
+            if (type == GGUF_T_Q8_0)
+                rblock_q8((block_q8_0 *)(void *)blk, 1);
+            else if (type == GGUF_T_Q4_0)
+                rblock_q4((block_q4_0 *)(void *)blk);
+            else
+                rblock_any(type, blk);
+        }
+        float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
+        ref->dequant[type](w, yr, n);
+        nw->dequant[type](w, yn, n);
+        for (int j = 0; j < n; j++)
+            if (memcmp(&yr[j], &yn[j], 4)) {
+                failf("element %d = %a, generic %a", j, yn[j], yr[j]);
+                break;
+            }
+        gcheck(&gn, "y");
+        gcheck(&gw, "w");
+        gfree(&gw);
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
 /* ---- matmul -------------------------------------------------------------------- */
 
 typedef struct mm_case {
@@ -525,7 +728,7 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
     c->packed = 0;
     c->wrb = row_bytes(type, n) + (chance(25) ? (size_t)elem_align(type) * rint_in(1, 10) : 0);
     const int q = is_quant(type);
-    c->xs = (q ? row_bytes(GGUF_T_Q8_0, n) : (size_t)n * 4) +
+    c->xs = (q ? act_row_bytes(type, n) : (size_t)n * 4) +
             (chance(25) ? 4 * (size_t)rint_in(1, 9) : 0);
     c->ys = (size_t)rows + (chance(30) ? (size_t)rint_in(1, 5) : 0);
     unsigned char *w = galloc(&c->gw, c->wrb * (size_t)rows, rmis_for(type));
@@ -533,7 +736,8 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
     const int wmode = rint_in(0, 4), xmode = rint_in(0, 4);
     for (int r = 0; r < rows; r++) {
         unsigned char *row = w + (size_t)r * c->wrb;
-        for (int j = 0; j < (q ? n / 32 : n); j++) {
+        const int bel = (int)gguf_type_block_elems((uint32_t)type);
+        for (int j = 0; j < n / bel; j++) {
             switch (type) {
             case GGUF_T_F32: {
                 float v = rfloat(wmode);
@@ -556,23 +760,23 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
                 memcpy(row + j * sizeof b, &b, sizeof b);
                 break;
             }
-            default: {
+            case GGUF_T_Q4_0: {
                 block_q4_0 b;
                 rblock_q4(&b);
                 memcpy(row + j * sizeof b, &b, sizeof b);
                 break;
             }
+            default: rblock_any(type, row + (size_t)j * gguf_type_block_bytes((uint32_t)type));
             }
         }
     }
     for (int b = 0; b < nb; b++) {
         unsigned char *col = x + (size_t)b * c->xs;
         if (q) {
-            for (int j = 0; j < n / 32; j++) { /* activation quants: [-127, 127] */
-                block_q8_0 blk;
-                rblock_q8(&blk, 0);
-                memcpy(col + j * sizeof blk, &blk, sizeof blk);
-            }
+            const int act = act_of(type), ab = act == GL_ACT_Q8_K ? QK_K : QK8_0;
+            const size_t abytes = gl_act_row_bytes(act, ab);
+            for (int j = 0; j < n / ab; j++) /* activation quants: [-127, 127] */
+                rblock_act(type, col + (size_t)j * abytes);
         } else {
             for (int j = 0; j < n; j++) {
                 float v = rfloat(xmode);
@@ -709,12 +913,15 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
         const int nb = nbs[ci % (int)(sizeof nbs / sizeof nbs[0])];
         const int rows = chance(70) ? rowset[rint_in(0, 12)] : rint_in(1, 90);
         int n;
-        if (is_quant(type))
+        static const int kblk[] = { 1, 2, 3, 4, 7, 8, 22 };
+        if (gguf_type_block_elems((uint32_t)type) == QK_K)
+            n = QK_K * (chance(70) ? kblk[rint_in(0, 6)] : rint_in(1, 30));
+        else if (is_quant(type))
             n = 32 * (chance(70) ? qblk[rint_in(0, 8)] : rint_in(1, 200));
         else
             n = chance(70) ? fn[rint_in(0, 13)] : rint_in(1, 600);
         if ((size_t)rows * nb * (size_t)n > (size_t)6 << 20) /* keep generic quick */
-            n = is_quant(type) ? 32 * 64 : 500;
+            n = is_quant(type) ? (int)gguf_type_block_elems((uint32_t)type) * 8 : 500;
         mm_case c;
         mm_make(&c, type, rows, n, nb);
         snprintf(cur_case, sizeof cur_case, "rows=%d n=%d nb=%d wrb=%zu", rows, n, nb, c.wrb);
@@ -762,6 +969,14 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
                 for (int r = 0; r < rows && !bad; r++) {
                     const size_t i = (size_t)b * c.ys + r;
                     exact += !memcmp(&yr[i], &yn[i], 4);
+                    if (is_exact_type(type)) { /* specified to the bit */
+                        if (memcmp(&yr[i], &yn[i], 4)) {
+                            failf("y[col %d][row %d] = %a, generic %a: not bit-equal", b, r,
+                                  yn[i], yr[i]);
+                            bad = 1;
+                        }
+                        continue;
+                    }
                     const double tol = 2.0 * (K + 16) * U * mm_terms(&c, r, b) + (n + 1) * 0x1p-149;
                     if (!near(yr[i], yn[i], tol)) {
                         failf("y[col %d][row %d] = %.9g, generic %.9g, |diff| %.3g > tol %.3g", b,
@@ -1539,9 +1754,15 @@ static void bench_call(const bench_ctx *b)
 {
     const struct slot *s = b->s;
     switch (s->kind) {
-    case K_QUANT: b->k->quantize_q8_0(b->x, b->y, b->n); break;
+    case K_QUANT:
+        if (s->type == GL_ACT_Q8_0)
+            b->k->quantize_q8_0(b->x, b->y, b->n);
+        else
+            b->k->quantize_act[s->type](b->x, b->y, b->n);
+        break;
+    case K_DEQUANT: b->k->dequant[s->type](b->w, b->y, b->n); break;
     case K_MATMUL: {
-        const size_t xs = is_quant(s->type) ? row_bytes(GGUF_T_Q8_0, b->n) : (size_t)b->n * 4;
+        const size_t xs = is_quant(s->type) ? act_row_bytes(s->type, b->n) : (size_t)b->n * 4;
         b->k->matmul[s->type](b->w, row_bytes(s->type, b->n), b->x, xs, b->y, (size_t)b->rows, b->n,
                               0, b->rows, b->nb);
         break;
@@ -1612,6 +1833,20 @@ static void *bench_buf(size_t bytes)
     return p;
 }
 
+/* random blocks with normal half scales (subnormal or non-finite ones
+ * would time the FPU's slow paths, not the kernel) */
+static void bench_sane_scales(int type, void *w, size_t nel)
+{
+    const size_t bb = gguf_type_block_bytes((uint32_t)type);
+    const size_t nblk = nel / gguf_type_block_elems((uint32_t)type);
+    int off[2] = { 0, 0 };
+    const int nh = type == GGUF_T_Q8_0 || type == GGUF_T_Q4_0 ? 1 : half_fields(type, off);
+    const uint16_t h = 0x2000;
+    for (size_t i = 0; i < nblk; i++)
+        for (int f = 0; f < nh; f++)
+            memcpy((char *)w + i * bb + off[f], &h, 2);
+}
+
 static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
 {
     printf("bench %s:\n", name);
@@ -1646,13 +1881,8 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
                 wbytes = row_bytes(s->type, b.n) * (size_t)b.rows;
                 b.w = bench_buf(wbytes);
                 if (is_quant(s->type)) {
-                    for (size_t r = 0; r < (size_t)b.rows * (size_t)b.n / 32; r++) { /* sane d */
-                        if (s->type == GGUF_T_Q8_0)
-                            ((block_q8_0 *)b.w)[r].d = 0x2000;
-                        else
-                            ((block_q4_0 *)b.w)[r].d = 0x2000;
-                    }
-                    b.x = bench_buf(row_bytes(GGUF_T_Q8_0, b.n) * (size_t)b.nb);
+                    bench_sane_scales(s->type, b.w, (size_t)b.rows * (size_t)b.n);
+                    b.x = bench_buf(act_row_bytes(s->type, b.n) * (size_t)b.nb);
                 } else {
                     b.x = bench_buf((size_t)b.n * 4 * (size_t)b.nb);
                 }
@@ -1673,6 +1903,10 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
                 b.x = bench_buf((size_t)b.n * 4);
                 b.aux = bench_buf((size_t)b.n * 4);
                 b.y = bench_buf((size_t)b.n * 4 + 64);
+                if (s->kind == K_DEQUANT) {
+                    b.w = bench_buf(row_bytes(s->type, b.n));
+                    bench_sane_scales(s->type, b.w, (size_t)b.n);
+                }
             }
             const double ns = time_calls(&b);
             if (is_generic && row < 64)
@@ -1791,7 +2025,8 @@ int main(int argc, char **argv)
             group_fail = 0;
             mm_exact = mm_total = 0;
             switch (s->kind) {
-            case K_QUANT: check_quantize(&gen, k); break;
+            case K_QUANT: check_quantize(&gen, k, s->type); break;
+            case K_DEQUANT: check_dequant(&gen, k, s->type); break;
             case K_MATMUL: check_matmul(&gen, k, s->type, differs, 0); break;
             case K_MATMUL_X8: check_matmul(&gen, k, s->type, differs, s->layout); break;
             case K_REPACK: check_repack(k, s->layout); break;

@@ -602,7 +602,8 @@ static void gen_bad_models(corpus *c)
         tm_build(&b, &(tm_opts){ .wtype = GGUF_T_Q8_0, .bad_shape_tensor = i });
         add(c, b.data, b.len, "Q8_0: tensor '%s' has the wrong shape", tm_tensor_name(i - 1));
         gw_free(&b);
-        static const uint32_t bad_types[] = { GGUF_T_Q4_1, GGUF_T_Q5_0, 28 /* F64 */, 24 /* I8 */ };
+        static const uint32_t bad_types[] = { 9 /* Q8_1 */, 39 /* MXFP4 */, 28 /* F64 */,
+                                              24 /* I8 */ };
         for (size_t k = 0; k < sizeof bad_types / sizeof bad_types[0]; k++) {
             gw_init(&b);
             tm_build(&b, &(tm_opts){ .bad_type_tensor = i, .bad_type = bad_types[k] });

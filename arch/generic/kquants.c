@@ -158,6 +158,9 @@ static float kblock_dot(float sum, const kblock *k, const block_q8_K *x)
     return sum + ((float)isum * (x->d * k->d) - (float)imin * (x->d * k->dmin));
 }
 
+/* columns that share one unpacked super-block */
+enum { COLS = 16 };
+
 #define KQUANT(name, btype, unpack)                                                                \
     GL_DECL_DEQUANT_FN(gl_dequant_##name##_generic)                                                \
     {                                                                                              \
@@ -171,16 +174,23 @@ static float kblock_dot(float sum, const kblock *k, const block_q8_K *x)
     GL_DECL_MATMUL_FN(gl_matmul_##name##_generic)                                                  \
     {                                                                                              \
         kblock k;                                                                                  \
+        float sum[COLS];                                                                           \
         for (int r = r0; r < r1; r++) {                                                            \
             const btype *wr = (const btype *)((const char *)w + r * w_row_bytes);                  \
-            for (int b = 0; b < nb; b++) {                                                         \
-                const block_q8_K *xb = (const block_q8_K *)((const char *)x + b * x_stride);       \
-                float sum = 0.0f;                                                                  \
+            for (int b0 = 0; b0 < nb; b0 += COLS) {                                                \
+                const int nc = nb - b0 < COLS ? nb - b0 : COLS;                                    \
+                for (int c = 0; c < nc; c++)                                                       \
+                    sum[c] = 0.0f;                                                                 \
                 for (int i = 0; i < n / QK_K; i++) {                                               \
                     unpack(&wr[i], &k);                                                            \
-                    sum = kblock_dot(sum, &k, &xb[i]);                                             \
+                    for (int c = 0; c < nc; c++)                                                   \
+                        sum[c] = kblock_dot(sum[c], &k,                                            \
+                                            (const block_q8_K *)((const char *)x +                 \
+                                                                 (b0 + c) * x_stride) +            \
+                                                i);                                                \
                 }                                                                                  \
-                y[b * y_stride + r] = sum;                                                         \
+                for (int c = 0; c < nc; c++)                                                       \
+                    y[(b0 + c) * y_stride + r] = sum[c];                                           \
             }                                                                                      \
         }                                                                                          \
     }
