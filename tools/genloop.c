@@ -18,7 +18,8 @@ static const char usage_text[] =
     "  tokenize  -m MODEL [--no-bos] [-p TEXT]   (text from stdin when -p is absent)\n"
     "  eval      -m MODEL --ids \"1 2 3\" --logits-out FILE [-t THREADS] [-c CTX] [--keep N]\n"
     "  info      [MODEL] [--backend NAME]\n"
-    "  synth     --shape NAME --type q4_0|q8_0|f16|f32 -o FILE.gguf   (synthetic model)\n"
+    "  synth     --shape NAME --type TYPE -o FILE.gguf   (synthetic model)\n"
+    "  quantize  -m IN.gguf -o OUT.gguf --type TYPE [--pure] [-t N]   (q4_k_m, q8_0, ...)\n"
     "  bench     -m MODEL [-p 128] [-n 64] [-t N] [-r REPS] [--json]\n"
     "  batch     -m MODEL --input prompts.jsonl [--output out.jsonl] [--max-batch B]\n"
     "            [-t THREADS] [-c CTX]   (continuous batching)\n"
@@ -634,6 +635,8 @@ int main(int argc, char **argv)
         return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "synth"))
         return cmd_synth(argc - 2, argv + 2);
+    if (!strcmp(cmd, "quantize"))
+        return cmd_quantize(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "batch"))
