@@ -11,6 +11,8 @@
  *                  imin[c] likewise
  *   KX_HAS_MIN     1: Q4_K / Q5_K form (dmin, imin), 0: Q6_K form
  *   KX_C           most activation columns per tile
+ *   KX_ROWS        (optional) rows per group = lanes: 8 (default, ymm) or
+ *                  16 with KV_* defined for zmm (the AVX-512 folder)
  *
  * Exactness and determinism: isum / imin are exact integers; each lane then
  * runs generic's float step (arch/generic/kquants.c kblock_dot; see
@@ -29,25 +31,43 @@
 #define KX_NG 4
 #endif
 
+#ifndef KX_ROWS
+#define KX_ROWS                         8
+#define KV_PS                           __m256
+#define KV_EPI32                        __m256i
+#define KV_ZERO_PS()                    _mm256_setzero_ps()
+#define KV_ZERO_EPI32()                 _mm256_setzero_si256()
+#define KV_LOADU_PS(p)                  _mm256_loadu_ps(p)
+#define KV_STOREU_PS(p, v)              _mm256_storeu_ps(p, v)
+#define KV_LOAD_LANES_PS(p, lo, hi)     _mm256_maskload_ps(p, x8_lane_mask(lo, hi))
+#define KV_STORE_LANES_PS(p, lo, hi, v) _mm256_maskstore_ps(p, x8_lane_mask(lo, hi), v)
+#define KV_SET1_PS(v)                   _mm256_set1_ps(v)
+#define KV_ADD_PS(a, b)                 _mm256_add_ps(a, b)
+#define KV_SUB_PS(a, b)                 _mm256_sub_ps(a, b)
+#define KV_MUL_PS(a, b)                 _mm256_mul_ps(a, b)
+#define KV_CVTEPI32_PS(v)               _mm256_cvtepi32_ps(v)
+#define KV_LOAD_D(d)                    _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(d)))
+#endif
+
 #define KX_CAT2(a, b) a##b
 #define KX_CAT(a, b)  KX_CAT2(a, b)
 #define KX_TILE       KX_CAT(KX_NAME, _tile)
 #define KX_MULTI      KX_CAT(KX_NAME, _multi)
 
-/* the float step of one super-block for 8 rows (lane r = row r) */
-GL_ALWAYS_INLINE __m256 KX_CAT(KX_NAME, _step)(__m256 acc, __m256i isum, __m256i imin,
+/* the float step of one super-block for KX_ROWS rows (lane r = row r) */
+GL_ALWAYS_INLINE KV_PS KX_CAT(KX_NAME, _step)(KV_PS acc, KV_EPI32 isum, KV_EPI32 imin,
                                                const KX_WBLK *blk, float dx)
 {
-    const __m256 sx = _mm256_set1_ps(dx);
-    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk->d));
+    const KV_PS sx = KV_SET1_PS(dx);
+    const KV_PS dw = KV_LOAD_D(blk->d);
 #if KX_HAS_MIN
-    const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk->dmin));
-    return _mm256_add_ps(acc,
-                         _mm256_sub_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(sx, dw)),
-                                       _mm256_mul_ps(_mm256_cvtepi32_ps(imin), _mm256_mul_ps(sx, dm))));
+    const KV_PS dm = KV_LOAD_D(blk->dmin);
+    return KV_ADD_PS(acc,
+                         KV_SUB_PS(KV_MUL_PS(KV_CVTEPI32_PS(isum), KV_MUL_PS(sx, dw)),
+                                       KV_MUL_PS(KV_CVTEPI32_PS(imin), KV_MUL_PS(sx, dm))));
 #else
     (void)imin;
-    return _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(sx, dw)));
+    return KV_ADD_PS(acc, KV_MUL_PS(KV_CVTEPI32_PS(isum), KV_MUL_PS(sx, dw)));
 #endif
 }
 
@@ -55,26 +75,26 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
                               const kx_xprep (*xp)[KX_KB], int kn, float *const *ys, int lo, int hi,
                               int first, int stream, const int nc)
 {
-    const int full = lo == 0 && hi == 8;
-    __m256 acc[KX_C];
+    const int full = lo == 0 && hi == KX_ROWS;
+    KV_PS acc[KX_C];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++)
-        acc[c] = first  ? _mm256_setzero_ps()
-                 : full ? _mm256_loadu_ps(ys[c])
-                        : _mm256_maskload_ps(ys[c], x8_lane_mask(lo, hi));
+        acc[c] = first  ? KV_ZERO_PS()
+                 : full ? KV_LOADU_PS(ys[c])
+                        : KV_LOAD_LANES_PS(ys[c], lo, hi);
     for (int b = 0; b < kn; b++) {
         const KX_WBLK *blk = wb + b;
         if (stream)
             gl_prefetch_streams((const char *)blk, 0, 1, 0, sizeof(KX_WBLK), SIZE_MAX, 0);
         const int8_t *xq[KX_C];
         const kx_xprep *xpp[KX_C];
-        __m256i isum[KX_C], imin[KX_C];
+        KV_EPI32 isum[KX_C], imin[KX_C];
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             xq[c] = xs[c][b].qs;
             xpp[c] = &xp[c][b];
-            isum[c] = _mm256_setzero_si256();
-            imin[c] = _mm256_setzero_si256();
+            isum[c] = KV_ZERO_EPI32();
+            imin[c] = KV_ZERO_EPI32();
         }
         KX_ISUMS(blk, xq, xpp, isum, imin, nc);
 #pragma GCC unroll 8
@@ -84,9 +104,9 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
         if (full)
-            _mm256_storeu_ps(ys[c], acc[c]);
+            KV_STOREU_PS(ys[c], acc[c]);
         else
-            _mm256_maskstore_ps(ys[c], x8_lane_mask(lo, hi), acc[c]);
+            KV_STORE_LANES_PS(ys[c], lo, hi, acc[c]);
     }
 }
 
@@ -95,9 +115,9 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
 {
     const size_t gbytes = (size_t)kn * sizeof(KX_WBLK);
     const size_t skip = (size_t)(ng - 1) * gb;
-    __m256 acc[KX_NG];
+    KV_PS acc[KX_NG];
     for (int g = 0; g < ng; g++)
-        acc[g] = _mm256_setzero_ps();
+        acc[g] = KV_ZERO_PS();
     for (int b = 0; b < kn; b++) {
         const int8_t *xq[1] = { xs[b].qs };
         const kx_xprep *xpp[1] = { &xp[b] };
@@ -106,37 +126,37 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
             gl_prefetch_streams(w + (size_t)g * gb, 0, 1, (size_t)b * sizeof(KX_WBLK),
                                 sizeof(KX_WBLK), gbytes, skip);
             const KX_WBLK *blk = (const KX_WBLK *)(w + (size_t)g * gb) + b;
-            __m256i isum = _mm256_setzero_si256(), imin = _mm256_setzero_si256();
+            KV_EPI32 isum = KV_ZERO_EPI32(), imin = KV_ZERO_EPI32();
             KX_ISUMS(blk, xq, xpp, &isum, &imin, 1);
             acc[g] = KX_CAT(KX_NAME, _step)(acc[g], isum, imin, blk, xp[b].dx);
         }
     }
     for (int g = 0; g < ng; g++)
-        _mm256_storeu_ps(y + (size_t)g * 8, acc[g]);
+        KV_STOREU_PS(y + (size_t)g * KX_ROWS, acc[g]);
 }
 
 GL_DECL_MATMUL_FN(KX_NAME)
 {
     const int nsb = n / QK_K;
-    const int f0 = (r0 + 7) / 8, f1 = r1 / 8;
+    const int f0 = (r0 + KX_ROWS - 1) / KX_ROWS, f1 = r1 / KX_ROWS;
     if (nb == 1 && nsb <= KX_KB && f0 < f1) {
         const block_q8_K *xs = x;
         kx_xprep xp1[KX_KB];
         kx_col_prep(xs, nsb, xp1);
-        if (r0 < f0 * 8)
-            KX_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * 8, 1);
+        if (r0 < f0 * KX_ROWS)
+            KX_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * KX_ROWS, 1);
         int g = f0;
         for (; g + KX_NG <= f1; g += KX_NG)
             KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
-                     y + (size_t)g * 8, KX_NG);
+                     y + (size_t)g * KX_ROWS, KX_NG);
         for (; g < f1; g++)
             KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
-                     y + (size_t)g * 8, 1);
-        if (f1 * 8 < r1)
-            KX_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * 8, r1, 1);
+                     y + (size_t)g * KX_ROWS, 1);
+        if (f1 * KX_ROWS < r1)
+            KX_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * KX_ROWS, r1, 1);
         return;
     }
-    const int g_lo = r0 / 8, g_hi = (r1 + 7) / 8;
+    const int g_lo = r0 / KX_ROWS, g_hi = (r1 + KX_ROWS - 1) / KX_ROWS;
     const int kmax = nsb < KX_KB ? nsb : KX_KB;
     int pg = (int)(((size_t)512 << 10) / ((size_t)kmax * sizeof(KX_WBLK)));
     if (pg < 1)
@@ -159,11 +179,11 @@ GL_DECL_MATMUL_FN(KX_NAME)
                 for (int g = p0; g < p1; g++) {
                     const KX_WBLK *wb =
                         (const KX_WBLK *)((const char *)w + (size_t)g * w_row_bytes) + k0;
-                    const int lo = r0 > g * 8 ? r0 - g * 8 : 0;
-                    const int hi = r1 - g * 8 < 8 ? r1 - g * 8 : 8;
+                    const int lo = r0 > g * KX_ROWS ? r0 - g * KX_ROWS : 0;
+                    const int hi = r1 - g * KX_ROWS < KX_ROWS ? r1 - g * KX_ROWS : KX_ROWS;
                     float *ys[KX_C];
                     for (int c = 0; c < nc; c++)
-                        ys[c] = yc[c] + (size_t)g * 8;
+                        ys[c] = yc[c] + (size_t)g * KX_ROWS;
                     const int first = k0 == 0, stream = c0 == 0;
                     switch (nc) {
                     case 1: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 1); break;
@@ -183,3 +203,18 @@ GL_DECL_MATMUL_FN(KX_NAME)
 #undef KX_WBLK
 #undef KX_ISUMS
 #undef KX_HAS_MIN
+#undef KX_ROWS
+#undef KV_PS
+#undef KV_EPI32
+#undef KV_ZERO_PS
+#undef KV_ZERO_EPI32
+#undef KV_LOADU_PS
+#undef KV_STOREU_PS
+#undef KV_LOAD_LANES_PS
+#undef KV_STORE_LANES_PS
+#undef KV_SET1_PS
+#undef KV_ADD_PS
+#undef KV_SUB_PS
+#undef KV_MUL_PS
+#undef KV_CVTEPI32_PS
+#undef KV_LOAD_D
