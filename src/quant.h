@@ -242,7 +242,7 @@ typedef struct GL_PACKED block_q6_Kx8 {
     uint8_t qh[GL_X8_ROWS * QK_K / 4];
 } block_q6_Kx8;
 
-/* Q4_Kx16: Q4_Kx8's interleave over 16 rows (one 64-byte load: 4 bytes of
+/* Q4_Kx16 / Q6_Kx16: the x8 interleave over 16 rows (one 64-byte load: 4 bytes of
  * each of 16 rows, a zmm register's lanes). */
 typedef struct GL_PACKED block_q4_Kx16 {
     uint16_t d[GL_X16_ROWS];
@@ -251,7 +251,16 @@ typedef struct GL_PACKED block_q4_Kx16 {
     uint8_t qs[GL_X16_ROWS * QK_K / 2];
 } block_q4_Kx16;
 
-static_assert(sizeof(block_q4_Kx16) == 16 * sizeof(block_q4_K), "block_q4_Kx16: 16 super-blocks");
+typedef struct GL_PACKED block_q6_Kx16 {
+    uint16_t d[GL_X16_ROWS];
+    int8_t scales[GL_X16_ROWS * QK_K / 16];
+    uint8_t ql[GL_X16_ROWS * QK_K / 2];
+    uint8_t qh[GL_X16_ROWS * QK_K / 4];
+} block_q6_Kx16;
+
+static_assert(sizeof(block_q4_Kx16) == 16 * sizeof(block_q4_K) &&
+                  sizeof(block_q6_Kx16) == 16 * sizeof(block_q6_K),
+              "K-quant x16 blocks: 16 super-blocks");
 static_assert(sizeof(block_q4_Kx8) == 8 * sizeof(block_q4_K) &&
                   sizeof(block_q6_Kx8) == 8 * sizeof(block_q6_K),
               "K-quant x8 blocks: 8 super-blocks");

@@ -43,6 +43,9 @@ GL_DECL_MATMUL_FN(gl_matmul_q6_K_x8_generic);
 GL_DECL_REPACK_FN(gl_repack_q4_K_x16_generic);
 GL_DECL_UNPACK_FN(gl_unpack_q4_K_x16_generic);
 GL_DECL_MATMUL_FN(gl_matmul_q4_K_x16_generic);
+GL_DECL_REPACK_FN(gl_repack_q6_K_x16_generic);
+GL_DECL_UNPACK_FN(gl_unpack_q6_K_x16_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q6_K_x16_generic);
 /* kquants.c: one super-block's step of the plain products */
 float gl_kdot_q4_K_generic(float sum, const block_q4_K *w, const block_q8_K *x);
 float gl_kdot_q6_K_generic(float sum, const block_q6_K *w, const block_q8_K *x);

@@ -114,7 +114,7 @@ DEF_XN_MATMUL(gl_matmul_q4_0_x8_generic, block_q4_0x8, QK4_0 / 2, DOT_Q4, GL_X8_
 DEF_XN_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8, GL_X8_ROWS)
 DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X16_ROWS)
 
-/* ---- K-quant row groups (Q4_Kx8, Q6_Kx8, Q4_Kx16; src/quant.h) ---------
+/* ---- K-quant row groups (Q4_Kx8, Q6_Kx8, Q4_Kx16, Q6_Kx16; src/quant.h) ---------
  * Every byte array of ROWS rows' super-blocks interleaved in 4-byte units
  * (xn_index), the half-float scales side by side. The products run each
  * row's super-blocks back through generic's plain step (gl_kdot_*), so they
@@ -157,28 +157,31 @@ DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X
 DEF_Q4K_PUTGET(q4_Kx8_put, q4_Kx8_get, block_q4_Kx8, GL_X8_ROWS)
 DEF_Q4K_PUTGET(q4_Kx16_put, q4_Kx16_get, block_q4_Kx16, GL_X16_ROWS)
 
-static void q6_Kx8_put(block_q6_Kx8 *o, const block_q6_K *sb, int r)
-{
-    if (!sb) {
-        o->d[r] = 0;
-        KX_ZERO(o, scales, QK_K / 16, r, GL_X8_ROWS);
-        KX_ZERO(o, ql, QK_K / 2, r, GL_X8_ROWS);
-        KX_ZERO(o, qh, QK_K / 4, r, GL_X8_ROWS);
-        return;
+#define DEF_Q6K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
+    static void PUT(XBLK *o, const block_q6_K *sb, int r)                                          \
+    {                                                                                              \
+        if (!sb) {                                                                                 \
+            o->d[r] = 0;                                                                           \
+            KX_ZERO(o, scales, QK_K / 16, r, ROWS);                                                \
+            KX_ZERO(o, ql, QK_K / 2, r, ROWS);                                                     \
+            KX_ZERO(o, qh, QK_K / 4, r, ROWS);                                                     \
+            return;                                                                                \
+        }                                                                                          \
+        o->d[r] = sb->d;                                                                           \
+        KX_COPY(o, sb, scales, QK_K / 16, r, ROWS);                                                \
+        KX_COPY(o, sb, ql, QK_K / 2, r, ROWS);                                                     \
+        KX_COPY(o, sb, qh, QK_K / 4, r, ROWS);                                                     \
+    }                                                                                              \
+    static void GET(block_q6_K *ob, const XBLK *in, int k)                                         \
+    {                                                                                              \
+        ob->d = in->d[k];                                                                          \
+        KX_BACK(ob, in, scales, QK_K / 16, k, ROWS);                                               \
+        KX_BACK(ob, in, ql, QK_K / 2, k, ROWS);                                                    \
+        KX_BACK(ob, in, qh, QK_K / 4, k, ROWS);                                                    \
     }
-    o->d[r] = sb->d;
-    KX_COPY(o, sb, scales, QK_K / 16, r, GL_X8_ROWS);
-    KX_COPY(o, sb, ql, QK_K / 2, r, GL_X8_ROWS);
-    KX_COPY(o, sb, qh, QK_K / 4, r, GL_X8_ROWS);
-}
 
-static void q6_Kx8_get(block_q6_K *ob, const block_q6_Kx8 *in, int k)
-{
-    ob->d = in->d[k];
-    KX_BACK(ob, in, scales, QK_K / 16, k, GL_X8_ROWS);
-    KX_BACK(ob, in, ql, QK_K / 2, k, GL_X8_ROWS);
-    KX_BACK(ob, in, qh, QK_K / 4, k, GL_X8_ROWS);
-}
+DEF_Q6K_PUTGET(q6_Kx8_put, q6_Kx8_get, block_q6_Kx8, GL_X8_ROWS)
+DEF_Q6K_PUTGET(q6_Kx16_put, q6_Kx16_get, block_q6_Kx16, GL_X16_ROWS)
 
 #define DEF_KX_REPACK(NAME, BLK, XBLK, PUT, ROWS)                                                  \
     GL_DECL_REPACK_FN(NAME)                                                                        \
@@ -201,6 +204,7 @@ static void q6_Kx8_get(block_q6_K *ob, const block_q6_Kx8 *in, int k)
 DEF_KX_REPACK(gl_repack_q4_K_x8_generic, block_q4_K, block_q4_Kx8, q4_Kx8_put, GL_X8_ROWS)
 DEF_KX_REPACK(gl_repack_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_put, GL_X8_ROWS)
 DEF_KX_REPACK(gl_repack_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_put, GL_X16_ROWS)
+DEF_KX_REPACK(gl_repack_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_put, GL_X16_ROWS)
 
 #define DEF_KX_UNPACK(NAME, BLK, XBLK, GET, ROWS)                                                  \
     GL_DECL_UNPACK_FN(NAME)                                                                        \
@@ -215,6 +219,7 @@ DEF_KX_REPACK(gl_repack_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_put
 DEF_KX_UNPACK(gl_unpack_q4_K_x8_generic, block_q4_K, block_q4_Kx8, q4_Kx8_get, GL_X8_ROWS)
 DEF_KX_UNPACK(gl_unpack_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_get, GL_X8_ROWS)
 DEF_KX_UNPACK(gl_unpack_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_get, GL_X16_ROWS)
+DEF_KX_UNPACK(gl_unpack_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_get, GL_X16_ROWS)
 
 #define DEF_KX_MATMUL(NAME, BLK, XBLK, GET, KDOT, ROWS)                                            \
     GL_DECL_MATMUL_FN(NAME)                                                                        \
@@ -241,3 +246,5 @@ DEF_KX_MATMUL(gl_matmul_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_get,
               gl_kdot_q6_K_generic, GL_X8_ROWS)
 DEF_KX_MATMUL(gl_matmul_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_get,
               gl_kdot_q4_K_generic, GL_X16_ROWS)
+DEF_KX_MATMUL(gl_matmul_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_get,
+              gl_kdot_q6_K_generic, GL_X16_ROWS)

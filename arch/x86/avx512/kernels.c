@@ -364,6 +364,8 @@ void GL_AVX512_INIT(gl_kernels *k)
         k->matmul_packed[GL_LAYOUT_Q6_KX8] = matmul_q6_K_x8_vnni;
         k->matmul_packed[GL_LAYOUT_Q4_KX16] = matmul_q4_K_x16_vnni;
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_KX16);
+        k->matmul_packed[GL_LAYOUT_Q6_KX16] = matmul_q6_K_x16_vnni;
+        gl_kernels_prefer_layout(k, GL_LAYOUT_Q6_KX16);
     }
     k->matmul[GGUF_T_F32] = matmul_f32_mix;
     k->matmul[GGUF_T_F16] = matmul_f16_mix;

@@ -253,4 +253,97 @@ GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t
 #define KX_HAS_MIN                      1
 static GL_DECL_MATMUL_FN(matmul_q4_K_x16_vnni);
 #include "arch/x86/avx2/kx8_tmpl.h"
+
+/* ---- Q6_Kx16: the Q6_Kx8 kernel over 16 rows, one zmm lane per row ---- */
+GL_ALWAYS_INLINE __m512i kx16_q6_u(const block_q6_Kx16 *blk, int h, int s, int k)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+    const __m512i q =
+        _mm512_loadu_si512((const void *)(blk->ql + 64 * (16 * h + 8 * (s & 1) + k)));
+    const __m512i qh = _mm512_loadu_si512((const void *)(blk->qh + 64 * (8 * h + k)));
+    const __m512i lo = s < 2 ? _mm512_and_si512(q, m4)
+                             : _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+    const __m512i hb = s == 0   ? _mm512_slli_epi16(qh, 4)
+                       : s == 1 ? _mm512_slli_epi16(qh, 2)
+                       : s == 2 ? qh
+                                : _mm512_srli_epi16(qh, 2);
+    return _mm512_or_si512(lo, _mm512_and_si512(hb, m30));
+}
+
+GL_ALWAYS_INLINE void kx16_isums_q6K_vnni(const block_q6_Kx16 *blk, const int8_t *const *xq,
+                                          const kx_xprep *const *xp, __m512i *isum,
+                                          __m512i *imin, const int nc)
+{
+    (void)imin;
+    __m512i s4[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; u++)
+        s4[u] = _mm512_loadu_si512((const void *)(blk->scales + 64 * u));
+    __m512i corr[KX_C];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        corr[c] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; p++) {
+        const __m512i sp = _mm512_srai_epi16(
+            _mm512_shuffle_epi8(s4[p / 2],
+                                kx512_ctl(kx_pair16_hi(2 * (p % 2), 2 * (p % 2) + 1))),
+            8);
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            corr[c] = _mm512_dpwssd_epi32(corr[c], sp, _mm512_set1_epi32(xp[c]->b6[p]));
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+        for (int s = 0; s < 4; s++)
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; half++) {
+                const int j = 8 * h + 2 * s + half;
+                const __m512i sc = _mm512_srai_epi32(
+                    _mm512_shuffle_epi8(s4[j / 4], kx512_ctl(kx_byte32(j % 4, 1))), 24);
+                __m512i acc[KX_C];
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    acc[c] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+                for (int kk = 0; kk < 4; kk++) {
+                    const int k = 4 * half + kk;
+                    const __m512i u = kx16_q6_u(blk, h, s, k);
+#pragma GCC unroll 8
+                    for (int c = 0; c < nc; c++)
+                        acc[c] = _mm512_dpbusd_epi32(
+                            acc[c], u,
+                            _mm512_set1_epi32(x8_load32(xq[c] + 128 * h + 32 * s + 4 * k)));
+                }
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c], sc));
+            }
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        isum[c] = _mm512_sub_epi32(isum[c], _mm512_slli_epi32(corr[c], 5));
+}
+
+#define KX_ROWS                         GL_X16_ROWS
+#define KV_PS                           __m512
+#define KV_EPI32                        __m512i
+#define KV_ZERO_PS()                    _mm512_setzero_ps()
+#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
+#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
+#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
+#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
+#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
+#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
+#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
+#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
+#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
+#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
+#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define KX_NAME                         matmul_q6_K_x16_vnni
+#define KX_WBLK                         block_q6_Kx16
+#define KX_ISUMS                        kx16_isums_q6K_vnni
+#define KX_HAS_MIN                      0
+static GL_DECL_MATMUL_FN(matmul_q6_K_x16_vnni);
+#include "arch/x86/avx2/kx8_tmpl.h"
 #undef KX_C
