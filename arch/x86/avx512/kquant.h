@@ -275,6 +275,7 @@ GL_ALWAYS_INLINE void kx16_isums_q6K_vnni(const block_q6_Kx16 *blk, const int8_t
                                           __m512i *imin, const int nc)
 {
     (void)imin;
+    const __m512i s80 = _mm512_set1_epi32(0x80);
     __m512i s4[4];
 #pragma GCC unroll 4
     for (int u = 0; u < 4; u++)
@@ -300,8 +301,12 @@ GL_ALWAYS_INLINE void kx16_isums_q6K_vnni(const block_q6_Kx16 *blk, const int8_t
 #pragma GCC unroll 2
             for (int half = 0; half < 2; half++) {
                 const int j = 8 * h + 2 * s + half;
-                const __m512i sc = _mm512_srai_epi32(
-                    _mm512_shuffle_epi8(s4[j / 4], kx512_ctl(kx_byte32(j % 4, 1))), 24);
+                /* the int8 scale zero-extended, then sign-extended as
+                 * (v ^ 0x80) - 0x80 (SIMDe lacks a 512-bit srai_epi32) */
+                const __m512i sc = _mm512_sub_epi32(
+                    _mm512_xor_si512(
+                        _mm512_shuffle_epi8(s4[j / 4], kx512_ctl(kx_byte32(j % 4, 0))), s80),
+                    s80);
                 __m512i acc[KX_C];
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++)
