@@ -173,6 +173,12 @@ GL_ALWAYS_INLINE void kx_isums_q6K_vnni(const block_q6_Kx8 *blk, const int8_t *c
 static GL_DECL_MATMUL_FN(matmul_q6_K_x8_vnni);
 #include "arch/x86/avx2/kx8_tmpl.h"
 
+#undef KX_C
+#ifndef GL_KX16_C
+#define GL_KX16_C 8
+#endif
+#define KX_C GL_KX16_C
+
 /* ---- Q4_Kx16: the Q4_Kx8 kernel over 16 rows, one zmm lane per row ----
  * (vpshufb controls repeat per 128-bit lane, so kx8.h's serve here too) */
 GL_ALWAYS_INLINE __m512i kx512_ctl(__m256i ctl)
