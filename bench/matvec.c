@@ -46,6 +46,7 @@ static const char *layout_name(int type, int layout)
     case GL_LAYOUT_Q6_KX8: return "q6_Kx8";
     case GL_LAYOUT_Q4_KX16: return "q4_Kx16";
     case GL_LAYOUT_Q6_KX16: return "q6_Kx16";
+    case GL_LAYOUT_Q5_KX16: return "q5_Kx16";
     default: return gguf_type_name((uint32_t)type);
     }
 }

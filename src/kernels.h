@@ -104,6 +104,7 @@ enum gl_layout {
     GL_LAYOUT_Q6_KX8,
     GL_LAYOUT_Q4_KX16,
     GL_LAYOUT_Q6_KX16,
+    GL_LAYOUT_Q5_KX16,
     GL_LAYOUT_COUNT
 };
 

@@ -258,6 +258,18 @@ typedef struct GL_PACKED block_q6_Kx16 {
     uint8_t qh[GL_X16_ROWS * QK_K / 4];
 } block_q6_Kx16;
 
+/* Q5_Kx16: Q4_Kx16 plus qh (8 units: load k gives lane r the fifth bits of
+ * elements 4 k .. 4 k + 3 of each 64-element pair of sub-blocks, as in
+ * GGUF's qh[l]). */
+typedef struct GL_PACKED block_q5_Kx16 {
+    uint16_t d[GL_X16_ROWS];
+    uint16_t dmin[GL_X16_ROWS];
+    uint8_t scales[GL_X16_ROWS * K_SCALE_SIZE];
+    uint8_t qh[GL_X16_ROWS * QK_K / 8];
+    uint8_t qs[GL_X16_ROWS * QK_K / 2];
+} block_q5_Kx16;
+
+static_assert(sizeof(block_q5_Kx16) == 16 * sizeof(block_q5_K), "block_q5_Kx16: 16 super-blocks");
 static_assert(sizeof(block_q4_Kx16) == 16 * sizeof(block_q4_K) &&
                   sizeof(block_q6_Kx16) == 16 * sizeof(block_q6_K),
               "K-quant x16 blocks: 16 super-blocks");

@@ -499,6 +499,8 @@ static const struct slot {
     { "matmul_q4_Kx16", K_MATMUL_X8, GGUF_T_Q4_K, GL_LAYOUT_Q4_KX16 },
     { "repack_q6_Kx16", K_REPACK, GGUF_T_Q6_K, GL_LAYOUT_Q6_KX16 },
     { "matmul_q6_Kx16", K_MATMUL_X8, GGUF_T_Q6_K, GL_LAYOUT_Q6_KX16 },
+    { "repack_q5_Kx16", K_REPACK, GGUF_T_Q5_K, GL_LAYOUT_Q5_KX16 },
+    { "matmul_q5_Kx16", K_MATMUL_X8, GGUF_T_Q5_K, GL_LAYOUT_Q5_KX16 },
     { "rmsnorm", K_RMSNORM, 0, 0 },
     { "swiglu", K_SWIGLU, 0, 0 },
     { "attn_scores_f32", K_SCORES, GL_KV_F32, 0 },

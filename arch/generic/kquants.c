@@ -205,6 +205,12 @@ float gl_kdot_q4_K_generic(float sum, const block_q4_K *w, const block_q8_K *x)
     unpack_q4_K(w, &k);
     return kblock_dot(sum, &k, x);
 }
+float gl_kdot_q5_K_generic(float sum, const block_q5_K *w, const block_q8_K *x)
+{
+    kblock k;
+    unpack_q5_K(w, &k);
+    return kblock_dot(sum, &k, x);
+}
 float gl_kdot_q6_K_generic(float sum, const block_q6_K *w, const block_q8_K *x)
 {
     kblock k;

@@ -366,6 +366,8 @@ void GL_AVX512_INIT(gl_kernels *k)
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_KX16);
         k->matmul_packed[GL_LAYOUT_Q6_KX16] = matmul_q6_K_x16_vnni;
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q6_KX16);
+        k->matmul_packed[GL_LAYOUT_Q5_KX16] = matmul_q5_K_x16_vnni;
+        gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_KX16);
     }
     k->matmul[GGUF_T_F32] = matmul_f32_mix;
     k->matmul[GGUF_T_F16] = matmul_f16_mix;

@@ -260,6 +260,94 @@ GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t
 static GL_DECL_MATMUL_FN(matmul_q4_K_x16_vnni);
 #include "arch/x86/avx2/kx8_tmpl.h"
 
+/* ---- Q5_Kx16: Q4_Kx16 plus the fifth bit (qh unit k, bit 2 i for the low
+ * nibbles of pair i, 2 i + 1 for the high ones), moved to bit 4 with 16-bit
+ * shifts of at most 4 (nothing from the neighbouring byte reaches bit 4).
+ * Quants u <= 31: dpbusd sums at most 32 * 31 * 128 per sub-block. */
+GL_ALWAYS_INLINE __m512i kx16_bit4(__m512i h, int bit)
+{
+    return bit <= 4 ? (bit == 4 ? h : _mm512_slli_epi16(h, 4 - bit))
+                    : _mm512_srli_epi16(h, bit - 4);
+}
+
+GL_ALWAYS_INLINE void kx16_isums_q5K_vnni(const block_q5_Kx16 *blk, const int8_t *const *xq,
+                                          const kx_xprep *const *xp, __m512i *isum,
+                                          __m512i *imin, const int nc)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10),
+                  m6 = _mm512_set1_epi8(0x3f), m30 = _mm512_set1_epi8(0x30);
+    const __m512i a = _mm512_loadu_si512((const void *)blk->scales);
+    const __m512i bv = _mm512_loadu_si512((const void *)(blk->scales + 64));
+    const __m512i cv = _mm512_loadu_si512((const void *)(blk->scales + 128));
+    const __m512i sc[2] = { _mm512_and_si512(a, m6),
+                            _mm512_or_si512(_mm512_and_si512(cv, m4),
+                                            _mm512_and_si512(_mm512_srli_epi16(a, 2), m30)) };
+    const __m512i mn[2] = { _mm512_and_si512(bv, m6),
+                            _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(cv, 4), m4),
+                                            _mm512_and_si512(_mm512_srli_epi16(bv, 2), m30)) };
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; p++) {
+        const __m512i mp = _mm512_shuffle_epi8(
+            mn[p / 2], kx512_ctl(kx_pair16(2 * (p % 2), 2 * (p % 2) + 1)));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            imin[c] = _mm512_dpwssd_epi32(imin[c], mp, _mm512_set1_epi32(xp[c]->b4[p]));
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        __m512i al[KX_C], ah[KX_C];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            al[c] = ah[c] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (8 * i + k)));
+            const __m512i h = _mm512_loadu_si512((const void *)(blk->qh + 64 * k));
+            const __m512i lo = _mm512_or_si512(_mm512_and_si512(v, m4),
+                                               _mm512_and_si512(kx16_bit4(h, 2 * i), m10));
+            const __m512i hi =
+                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4),
+                                _mm512_and_si512(kx16_bit4(h, 2 * i + 1), m10));
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++) {
+                al[c] = _mm512_dpbusd_epi32(al[c], lo,
+                                            _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k)));
+                ah[c] = _mm512_dpbusd_epi32(
+                    ah[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k)));
+            }
+        }
+        const __m512i s_lo = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2), 0)));
+        const __m512i s_hi =
+            _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2) + 1, 0)));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            isum[c] = _mm512_add_epi32(isum[c], _mm512_add_epi32(_mm512_mullo_epi32(al[c], s_lo),
+                                                                 _mm512_mullo_epi32(ah[c], s_hi)));
+    }
+}
+
+#define KX_ROWS                         GL_X16_ROWS
+#define KV_PS                           __m512
+#define KV_EPI32                        __m512i
+#define KV_ZERO_PS()                    _mm512_setzero_ps()
+#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
+#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
+#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
+#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
+#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
+#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
+#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
+#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
+#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
+#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
+#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define KX_NAME                         matmul_q5_K_x16_vnni
+#define KX_WBLK                         block_q5_Kx16
+#define KX_ISUMS                        kx16_isums_q5K_vnni
+#define KX_HAS_MIN                      1
+static GL_DECL_MATMUL_FN(matmul_q5_K_x16_vnni);
+#include "arch/x86/avx2/kx8_tmpl.h"
+
 /* ---- Q6_Kx16: the Q6_Kx8 kernel over 16 rows, one zmm lane per row ---- */
 GL_ALWAYS_INLINE __m512i kx16_q6_u(const block_q6_Kx16 *blk, int h, int s, int k)
 {
