@@ -100,12 +100,19 @@ enum gl_layout {
     GL_LAYOUT_Q4_0X8,
     GL_LAYOUT_Q8_0X8,
     GL_LAYOUT_Q4_0X16,
+    GL_LAYOUT_Q4_KX8,
+    GL_LAYOUT_Q6_KX8,
+    GL_LAYOUT_Q4_KX16,
+    GL_LAYOUT_Q6_KX16,
+    GL_LAYOUT_Q5_KX16,
     GL_LAYOUT_COUNT
 };
 
 /* Repacks row groups [g0, g1) of a plain matrix (n_rows rows of n elements,
  * w_row_bytes apart) into the layout of its slot: group i goes to
- * (char *)dst + i * group_bytes, group_bytes = n / 32 * sizeof(layout block).
+ * (char *)dst + i * group_bytes, group_bytes = n / QK * sizeof(layout block)
+ * (QK: the type's block length, 32, or 256 for the K-quant layouts), which
+ * is always the group's rows times the plain row bytes.
  * Rows >= n_rows of the last group are written as padding (zeros). Pure
  * byte shuffling: any [g0, g1) split gives the same bytes, so loaders may
  * run it on several threads. */
@@ -114,7 +121,7 @@ enum gl_layout {
 typedef GL_DECL_REPACK_FN((*gl_repack_fn));
 
 /* The inverse, for one row: row r of a repacked matrix (groups group_bytes
- * apart) back to its n / 32 plain GGUF blocks at dst. Tests and rare row
+ * apart) back to its n / QK plain GGUF blocks at dst. Tests and rare row
  * access only. */
 #define GL_DECL_UNPACK_FN(name)                                                                    \
     void name(void *dst, const void *packed, size_t group_bytes, int n, int r)

@@ -216,6 +216,66 @@ typedef struct GL_PACKED block_q4_0x16 {
     uint8_t qs[GL_X16_ROWS * QK4_0 / 2]; /* 4 x (16 rows x 4 bytes) */
 } block_q4_0x16;
 
+/* K-quant row groups: 8 rows' super-blocks of one 256-column span, every
+ * byte array interleaved in 4-byte units as above (xn: byte 4 k + j of row
+ * r at [32 k + 4 r + j]), so one 32-byte load holds 4 consecutive bytes of
+ * each of the 8 rows:
+ *   Q4_Kx8: d[r], dmin[r]; scales: 3 units (row r's 12 scale bytes, as in
+ *   GGUF: a 32-byte load gives lane r the bytes 0-3, 4-7 or 8-11 of its
+ *   row); qs: 32 units (load k: bytes 4 k .. 4 k + 3 of each row's qs, i.e.
+ *   elements 64 (k / 8) + 4 (k % 8) + 0..3, low nibbles, and the same + 32,
+ *   high nibbles).
+ *   Q6_Kx8: d[r]; scales: 4 units (row r's 16 int8 scales); ql: 32 units;
+ *   qh: 16 units.
+ * Same bytes per group as 8 plain rows (group_bytes = 8 * row bytes). */
+typedef struct GL_PACKED block_q4_Kx8 {
+    uint16_t d[GL_X8_ROWS];
+    uint16_t dmin[GL_X8_ROWS];
+    uint8_t scales[GL_X8_ROWS * K_SCALE_SIZE];
+    uint8_t qs[GL_X8_ROWS * QK_K / 2];
+} block_q4_Kx8;
+
+typedef struct GL_PACKED block_q6_Kx8 {
+    uint16_t d[GL_X8_ROWS];
+    int8_t scales[GL_X8_ROWS * QK_K / 16];
+    uint8_t ql[GL_X8_ROWS * QK_K / 2];
+    uint8_t qh[GL_X8_ROWS * QK_K / 4];
+} block_q6_Kx8;
+
+/* Q4_Kx16 / Q6_Kx16: the x8 interleave over 16 rows (one 64-byte load: 4 bytes of
+ * each of 16 rows, a zmm register's lanes). */
+typedef struct GL_PACKED block_q4_Kx16 {
+    uint16_t d[GL_X16_ROWS];
+    uint16_t dmin[GL_X16_ROWS];
+    uint8_t scales[GL_X16_ROWS * K_SCALE_SIZE];
+    uint8_t qs[GL_X16_ROWS * QK_K / 2];
+} block_q4_Kx16;
+
+typedef struct GL_PACKED block_q6_Kx16 {
+    uint16_t d[GL_X16_ROWS];
+    int8_t scales[GL_X16_ROWS * QK_K / 16];
+    uint8_t ql[GL_X16_ROWS * QK_K / 2];
+    uint8_t qh[GL_X16_ROWS * QK_K / 4];
+} block_q6_Kx16;
+
+/* Q5_Kx16: Q4_Kx16 plus qh (8 units: load k gives lane r the fifth bits of
+ * elements 4 k .. 4 k + 3 of each 64-element pair of sub-blocks, as in
+ * GGUF's qh[l]). */
+typedef struct GL_PACKED block_q5_Kx16 {
+    uint16_t d[GL_X16_ROWS];
+    uint16_t dmin[GL_X16_ROWS];
+    uint8_t scales[GL_X16_ROWS * K_SCALE_SIZE];
+    uint8_t qh[GL_X16_ROWS * QK_K / 8];
+    uint8_t qs[GL_X16_ROWS * QK_K / 2];
+} block_q5_Kx16;
+
+static_assert(sizeof(block_q5_Kx16) == 16 * sizeof(block_q5_K), "block_q5_Kx16: 16 super-blocks");
+static_assert(sizeof(block_q4_Kx16) == 16 * sizeof(block_q4_K) &&
+                  sizeof(block_q6_Kx16) == 16 * sizeof(block_q6_K),
+              "K-quant x16 blocks: 16 super-blocks");
+static_assert(sizeof(block_q4_Kx8) == 8 * sizeof(block_q4_K) &&
+                  sizeof(block_q6_Kx8) == 8 * sizeof(block_q6_K),
+              "K-quant x8 blocks: 8 super-blocks");
 static_assert(sizeof(block_q4_0x8) == 8 * sizeof(block_q4_0), "block_q4_0x8: 8 Q4_0 blocks");
 static_assert(sizeof(block_q4_0x16) == 16 * sizeof(block_q4_0), "block_q4_0x16: 16 Q4_0 blocks");
 static_assert(sizeof(block_q8_0x8) == 8 * sizeof(block_q8_0), "block_q8_0x8: 8 Q8_0 blocks");

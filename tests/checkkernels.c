@@ -495,6 +495,16 @@ static const struct slot {
     { "matmul_q4_0x8", K_MATMUL_X8, GGUF_T_Q4_0, GL_LAYOUT_Q4_0X8 },
     { "matmul_q8_0x8", K_MATMUL_X8, GGUF_T_Q8_0, GL_LAYOUT_Q8_0X8 },
     { "matmul_q4_0x16", K_MATMUL_X8, GGUF_T_Q4_0, GL_LAYOUT_Q4_0X16 },
+    { "repack_q4_Kx8", K_REPACK, GGUF_T_Q4_K, GL_LAYOUT_Q4_KX8 },
+    { "repack_q6_Kx8", K_REPACK, GGUF_T_Q6_K, GL_LAYOUT_Q6_KX8 },
+    { "matmul_q4_Kx8", K_MATMUL_X8, GGUF_T_Q4_K, GL_LAYOUT_Q4_KX8 },
+    { "matmul_q6_Kx8", K_MATMUL_X8, GGUF_T_Q6_K, GL_LAYOUT_Q6_KX8 },
+    { "repack_q4_Kx16", K_REPACK, GGUF_T_Q4_K, GL_LAYOUT_Q4_KX16 },
+    { "matmul_q4_Kx16", K_MATMUL_X8, GGUF_T_Q4_K, GL_LAYOUT_Q4_KX16 },
+    { "repack_q6_Kx16", K_REPACK, GGUF_T_Q6_K, GL_LAYOUT_Q6_KX16 },
+    { "matmul_q6_Kx16", K_MATMUL_X8, GGUF_T_Q6_K, GL_LAYOUT_Q6_KX16 },
+    { "repack_q5_Kx16", K_REPACK, GGUF_T_Q5_K, GL_LAYOUT_Q5_KX16 },
+    { "matmul_q5_Kx16", K_MATMUL_X8, GGUF_T_Q5_K, GL_LAYOUT_Q5_KX16 },
     { "rmsnorm", K_RMSNORM, 0, 0 },
     { "swiglu", K_SWIGLU, 0, 0 },
     { "attn_scores_f32", K_SCORES, GL_KV_F32, 0 },
@@ -1047,7 +1057,8 @@ static void check_repack(const gl_kernels *nw, int layout)
     for (int ci = 0; ci < 24; ci++) {
         reseed(300 + (uint32_t)layout, (uint32_t)ci);
         const int rows = ci < 12 ? rowset[ci] : rint_in(1, 200);
-        const int n = 32 * (chance(50) ? rint_in(1, 9) : rint_in(1, 100));
+        const int qk = (int)gguf_type_block_elems((uint32_t)type);
+        const int n = qk * (chance(50) ? rint_in(1, 9) : rint_in(1, qk == QK_K ? 24 : 100));
         mm_case c;
         mm_make(&c, type, rows, n, 1);
         snprintf(cur_case, sizeof cur_case, "rows=%d n=%d wrb=%zu", rows, n, c.wrb);
@@ -1774,7 +1785,7 @@ static void bench_call(const bench_ctx *b)
     case K_MATMUL_X8: /* aux: the weights repacked by generic */
         b->k->matmul_packed[s->layout](
             b->aux, row_bytes(s->type, b->n) * gen.layouts[s->layout].rows, b->x,
-            row_bytes(GGUF_T_Q8_0, b->n), b->y, (size_t)b->rows, b->n, 0, b->rows, b->nb);
+            act_row_bytes(s->type, b->n), b->y, (size_t)b->rows, b->n, 0, b->rows, b->nb);
         break;
     case K_REPACK: /* not benchmarked (load time: see genloop bench) */ break;
     case K_RMSNORM: b->k->rmsnorm(b->y, b->x, b->aux, b->n, 1e-5f); break;

@@ -34,6 +34,25 @@ GL_DECL_UNPACK_FN(gl_unpack_q4_0_x16_generic);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_x8_generic);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_generic);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_x16_generic);
+GL_DECL_REPACK_FN(gl_repack_q4_K_x8_generic);
+GL_DECL_UNPACK_FN(gl_unpack_q4_K_x8_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q4_K_x8_generic);
+GL_DECL_REPACK_FN(gl_repack_q6_K_x8_generic);
+GL_DECL_UNPACK_FN(gl_unpack_q6_K_x8_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q6_K_x8_generic);
+GL_DECL_REPACK_FN(gl_repack_q4_K_x16_generic);
+GL_DECL_UNPACK_FN(gl_unpack_q4_K_x16_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q4_K_x16_generic);
+GL_DECL_REPACK_FN(gl_repack_q6_K_x16_generic);
+GL_DECL_UNPACK_FN(gl_unpack_q6_K_x16_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q6_K_x16_generic);
+GL_DECL_REPACK_FN(gl_repack_q5_K_x16_generic);
+GL_DECL_UNPACK_FN(gl_unpack_q5_K_x16_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q5_K_x16_generic);
+/* kquants.c: one super-block's step of the plain products */
+float gl_kdot_q4_K_generic(float sum, const block_q4_K *w, const block_q8_K *x);
+float gl_kdot_q5_K_generic(float sum, const block_q5_K *w, const block_q8_K *x);
+float gl_kdot_q6_K_generic(float sum, const block_q6_K *w, const block_q8_K *x);
 
 GL_DECL_DEQUANT_FN(gl_dequant_f32_generic);
 GL_DECL_DEQUANT_FN(gl_dequant_f16_generic);

@@ -36,6 +36,16 @@ void gl_kernels_init_generic(gl_kernels *k)
           gl_unpack_q8_0_x8_generic, gl_matmul_q8_0_x8_generic },
         { GL_LAYOUT_Q4_0X16, GGUF_T_Q4_0, GL_X16_ROWS, gl_repack_q4_0_x16_generic,
           gl_unpack_q4_0_x16_generic, gl_matmul_q4_0_x16_generic },
+        { GL_LAYOUT_Q4_KX8, GGUF_T_Q4_K, GL_X8_ROWS, gl_repack_q4_K_x8_generic,
+          gl_unpack_q4_K_x8_generic, gl_matmul_q4_K_x8_generic },
+        { GL_LAYOUT_Q6_KX8, GGUF_T_Q6_K, GL_X8_ROWS, gl_repack_q6_K_x8_generic,
+          gl_unpack_q6_K_x8_generic, gl_matmul_q6_K_x8_generic },
+        { GL_LAYOUT_Q4_KX16, GGUF_T_Q4_K, GL_X16_ROWS, gl_repack_q4_K_x16_generic,
+          gl_unpack_q4_K_x16_generic, gl_matmul_q4_K_x16_generic },
+        { GL_LAYOUT_Q6_KX16, GGUF_T_Q6_K, GL_X16_ROWS, gl_repack_q6_K_x16_generic,
+          gl_unpack_q6_K_x16_generic, gl_matmul_q6_K_x16_generic },
+        { GL_LAYOUT_Q5_KX16, GGUF_T_Q5_K, GL_X16_ROWS, gl_repack_q5_K_x16_generic,
+          gl_unpack_q5_K_x16_generic, gl_matmul_q5_K_x16_generic },
     };
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
         const int l = layouts[i].layout;
@@ -48,6 +58,8 @@ void gl_kernels_init_generic(gl_kernels *k)
     k->matmul_packed[GL_LAYOUT_PLAIN] = NULL; /* plain rows: matmul[type] */
     gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_0X8);
     gl_kernels_prefer_layout(k, GL_LAYOUT_Q8_0X8);
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_KX8);
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q6_KX8);
 
     k->dequant[GGUF_T_F32] = gl_dequant_f32_generic;
     k->dequant[GGUF_T_F16] = gl_dequant_f16_generic;

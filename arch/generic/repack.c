@@ -113,3 +113,167 @@ DEF_UNPACK(gl_unpack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_
 DEF_XN_MATMUL(gl_matmul_q4_0_x8_generic, block_q4_0x8, QK4_0 / 2, DOT_Q4, GL_X8_ROWS)
 DEF_XN_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8, GL_X8_ROWS)
 DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X16_ROWS)
+
+/* ---- K-quant row groups (Q4_Kx8, Q6_Kx8, Q4_Kx16, Q6_Kx16, Q5_Kx16; src/quant.h) ---------
+ * Every byte array of ROWS rows' super-blocks interleaved in 4-byte units
+ * (xn_index), the half-float scales side by side. The products run each
+ * row's super-blocks back through generic's plain step (gl_kdot_*), so they
+ * are the plain products by construction. */
+
+#define KX_COPY(o, sb, f, bytes, r, rows)                                                          \
+    for (int u = 0; u < (bytes) / 4; u++)                                                          \
+    memcpy(&(o)->f[xn_index(rows, r, 4 * u)], &(sb)->f[4 * u], 4)
+#define KX_ZERO(o, f, bytes, r, rows)                                                              \
+    for (int u = 0; u < (bytes) / 4; u++)                                                          \
+    memset(&(o)->f[xn_index(rows, r, 4 * u)], 0, 4)
+#define KX_BACK(ob, in, f, bytes, k, rows)                                                         \
+    for (int j = 0; j < (bytes); j++)                                                              \
+    (ob)->f[j] = (in)->f[xn_index(rows, k, j)]
+
+/* row r of a Q4_K group block *o from plain super-block *sb (NULL: padding),
+ * and back */
+#define DEF_Q4K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
+    static void PUT(XBLK *o, const block_q4_K *sb, int r)                                          \
+    {                                                                                              \
+        if (!sb) {                                                                                 \
+            o->d[r] = o->dmin[r] = 0;                                                              \
+            KX_ZERO(o, scales, K_SCALE_SIZE, r, ROWS);                                             \
+            KX_ZERO(o, qs, QK_K / 2, r, ROWS);                                                     \
+            return;                                                                                \
+        }                                                                                          \
+        o->d[r] = sb->d;                                                                           \
+        o->dmin[r] = sb->dmin;                                                                     \
+        KX_COPY(o, sb, scales, K_SCALE_SIZE, r, ROWS);                                             \
+        KX_COPY(o, sb, qs, QK_K / 2, r, ROWS);                                                     \
+    }                                                                                              \
+    static void GET(block_q4_K *ob, const XBLK *in, int k)                                         \
+    {                                                                                              \
+        ob->d = in->d[k];                                                                          \
+        ob->dmin = in->dmin[k];                                                                    \
+        KX_BACK(ob, in, scales, K_SCALE_SIZE, k, ROWS);                                            \
+        KX_BACK(ob, in, qs, QK_K / 2, k, ROWS);                                                    \
+    }
+
+DEF_Q4K_PUTGET(q4_Kx8_put, q4_Kx8_get, block_q4_Kx8, GL_X8_ROWS)
+DEF_Q4K_PUTGET(q4_Kx16_put, q4_Kx16_get, block_q4_Kx16, GL_X16_ROWS)
+
+static void q5_Kx16_put(block_q5_Kx16 *o, const block_q5_K *sb, int r)
+{
+    if (!sb) {
+        o->d[r] = o->dmin[r] = 0;
+        KX_ZERO(o, scales, K_SCALE_SIZE, r, GL_X16_ROWS);
+        KX_ZERO(o, qh, QK_K / 8, r, GL_X16_ROWS);
+        KX_ZERO(o, qs, QK_K / 2, r, GL_X16_ROWS);
+        return;
+    }
+    o->d[r] = sb->d;
+    o->dmin[r] = sb->dmin;
+    KX_COPY(o, sb, scales, K_SCALE_SIZE, r, GL_X16_ROWS);
+    KX_COPY(o, sb, qh, QK_K / 8, r, GL_X16_ROWS);
+    KX_COPY(o, sb, qs, QK_K / 2, r, GL_X16_ROWS);
+}
+
+static void q5_Kx16_get(block_q5_K *ob, const block_q5_Kx16 *in, int k)
+{
+    ob->d = in->d[k];
+    ob->dmin = in->dmin[k];
+    KX_BACK(ob, in, scales, K_SCALE_SIZE, k, GL_X16_ROWS);
+    KX_BACK(ob, in, qh, QK_K / 8, k, GL_X16_ROWS);
+    KX_BACK(ob, in, qs, QK_K / 2, k, GL_X16_ROWS);
+}
+
+#define DEF_Q6K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
+    static void PUT(XBLK *o, const block_q6_K *sb, int r)                                          \
+    {                                                                                              \
+        if (!sb) {                                                                                 \
+            o->d[r] = 0;                                                                           \
+            KX_ZERO(o, scales, QK_K / 16, r, ROWS);                                                \
+            KX_ZERO(o, ql, QK_K / 2, r, ROWS);                                                     \
+            KX_ZERO(o, qh, QK_K / 4, r, ROWS);                                                     \
+            return;                                                                                \
+        }                                                                                          \
+        o->d[r] = sb->d;                                                                           \
+        KX_COPY(o, sb, scales, QK_K / 16, r, ROWS);                                                \
+        KX_COPY(o, sb, ql, QK_K / 2, r, ROWS);                                                     \
+        KX_COPY(o, sb, qh, QK_K / 4, r, ROWS);                                                     \
+    }                                                                                              \
+    static void GET(block_q6_K *ob, const XBLK *in, int k)                                         \
+    {                                                                                              \
+        ob->d = in->d[k];                                                                          \
+        KX_BACK(ob, in, scales, QK_K / 16, k, ROWS);                                               \
+        KX_BACK(ob, in, ql, QK_K / 2, k, ROWS);                                                    \
+        KX_BACK(ob, in, qh, QK_K / 4, k, ROWS);                                                    \
+    }
+
+DEF_Q6K_PUTGET(q6_Kx8_put, q6_Kx8_get, block_q6_Kx8, GL_X8_ROWS)
+DEF_Q6K_PUTGET(q6_Kx16_put, q6_Kx16_get, block_q6_Kx16, GL_X16_ROWS)
+
+#define DEF_KX_REPACK(NAME, BLK, XBLK, PUT, ROWS)                                                  \
+    GL_DECL_REPACK_FN(NAME)                                                                        \
+    {                                                                                              \
+        const int nsb = n / QK_K;                                                                  \
+        XBLK *out = dst;                                                                           \
+        for (int g = g0; g < g1; g++) {                                                            \
+            XBLK *o = out + (size_t)g * nsb;                                                       \
+            for (int r = 0; r < (ROWS); r++) {                                                     \
+                const int row = g * (ROWS) + r;                                                    \
+                const BLK *src =                                                                   \
+                    row < n_rows ? (const BLK *)((const char *)w + (size_t)row * w_row_bytes)      \
+                                 : NULL;                                                           \
+                for (int b = 0; b < nsb; b++)                                                      \
+                    PUT(&o[b], src ? &src[b] : NULL, r);                                           \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEF_KX_REPACK(gl_repack_q4_K_x8_generic, block_q4_K, block_q4_Kx8, q4_Kx8_put, GL_X8_ROWS)
+DEF_KX_REPACK(gl_repack_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_put, GL_X8_ROWS)
+DEF_KX_REPACK(gl_repack_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_put, GL_X16_ROWS)
+DEF_KX_REPACK(gl_repack_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_put, GL_X16_ROWS)
+DEF_KX_REPACK(gl_repack_q5_K_x16_generic, block_q5_K, block_q5_Kx16, q5_Kx16_put, GL_X16_ROWS)
+
+#define DEF_KX_UNPACK(NAME, BLK, XBLK, GET, ROWS)                                                  \
+    GL_DECL_UNPACK_FN(NAME)                                                                        \
+    {                                                                                              \
+        const XBLK *in =                                                                           \
+            (const XBLK *)((const char *)packed + (size_t)(r / (ROWS)) * group_bytes);             \
+        BLK *o = dst;                                                                              \
+        for (int b = 0; b < n / QK_K; b++)                                                         \
+            GET(&o[b], &in[b], r % (ROWS));                                                        \
+    }
+
+DEF_KX_UNPACK(gl_unpack_q4_K_x8_generic, block_q4_K, block_q4_Kx8, q4_Kx8_get, GL_X8_ROWS)
+DEF_KX_UNPACK(gl_unpack_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_get, GL_X8_ROWS)
+DEF_KX_UNPACK(gl_unpack_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_get, GL_X16_ROWS)
+DEF_KX_UNPACK(gl_unpack_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_get, GL_X16_ROWS)
+DEF_KX_UNPACK(gl_unpack_q5_K_x16_generic, block_q5_K, block_q5_Kx16, q5_Kx16_get, GL_X16_ROWS)
+
+#define DEF_KX_MATMUL(NAME, BLK, XBLK, GET, KDOT, ROWS)                                            \
+    GL_DECL_MATMUL_FN(NAME)                                                                        \
+    {                                                                                              \
+        for (int row = r0; row < r1; row++) {                                                      \
+            const XBLK *in =                                                                       \
+                (const XBLK *)((const char *)w + (size_t)(row / (ROWS)) * w_row_bytes);            \
+            for (int bcol = 0; bcol < nb; bcol++) {                                                \
+                const block_q8_K *xb = (const block_q8_K *)((const char *)x + bcol * x_stride);    \
+                float sum = 0.0f;                                                                  \
+                for (int b = 0; b < n / QK_K; b++) {                                               \
+                    BLK sb;                                                                        \
+                    GET(&sb, &in[b], row % (ROWS));                                                \
+                    sum = KDOT(sum, &sb, &xb[b]);                                                  \
+                }                                                                                  \
+                y[bcol * y_stride + row] = sum;                                                    \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEF_KX_MATMUL(gl_matmul_q4_K_x8_generic, block_q4_K, block_q4_Kx8, q4_Kx8_get,
+              gl_kdot_q4_K_generic, GL_X8_ROWS)
+DEF_KX_MATMUL(gl_matmul_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_get,
+              gl_kdot_q6_K_generic, GL_X8_ROWS)
+DEF_KX_MATMUL(gl_matmul_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_get,
+              gl_kdot_q4_K_generic, GL_X16_ROWS)
+DEF_KX_MATMUL(gl_matmul_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_get,
+              gl_kdot_q6_K_generic, GL_X16_ROWS)
+DEF_KX_MATMUL(gl_matmul_q5_K_x16_generic, block_q5_K, block_q5_Kx16, q5_Kx16_get,
+              gl_kdot_q5_K_generic, GL_X16_ROWS)

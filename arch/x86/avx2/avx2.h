@@ -11,6 +11,13 @@ GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_x8_avx2);
+/* kquant.c */
+GL_DECL_MATMUL_FN(gl_matmul_q4_K_avx2);
+GL_DECL_MATMUL_FN(gl_matmul_q5_K_avx2);
+GL_DECL_MATMUL_FN(gl_matmul_q6_K_avx2);
+/* kpacked.c */
+GL_DECL_MATMUL_FN(gl_matmul_q4_K_x8_avx2);
+GL_DECL_MATMUL_FN(gl_matmul_q6_K_x8_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_f32_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_f16_avx2);

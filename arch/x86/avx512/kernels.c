@@ -128,6 +128,11 @@ GL_ALWAYS_INLINE void x8_isums_q8_vnni(const block_q8_0x8 *blk, const int8_t *co
 static GL_DECL_MATMUL_FN(matmul_q8_0_x8_vnni);
 #include "arch/x86/avx2/x8_tmpl.h"
 
+/* ---- K-quants: plain rows and the Q4_Kx8 / Q6_Kx8 groups ------------- */
+#undef X8_C
+#include "arch/x86/avx512/kquant.h"
+#define X8_C 8
+
 /* ---- decode over the x8 layouts, two groups per zmm (pair_tmpl.h) ----- */
 
 /* 32 bytes of group 0 in lanes 0-7, of group 1 in lanes 8-15 */
@@ -358,6 +363,17 @@ void GL_AVX512_INIT(gl_kernels *k)
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_0X16);
         legacy_init_vnni(k);
         kquants_low_init_vnni(k);
+        k->matmul[GGUF_T_Q4_K] = matmul_q4_K_vnni;
+        k->matmul[GGUF_T_Q5_K] = matmul_q5_K_vnni;
+        k->matmul[GGUF_T_Q6_K] = matmul_q6_K_vnni;
+        k->matmul_packed[GL_LAYOUT_Q4_KX8] = matmul_q4_K_x8_vnni;
+        k->matmul_packed[GL_LAYOUT_Q6_KX8] = matmul_q6_K_x8_vnni;
+        k->matmul_packed[GL_LAYOUT_Q4_KX16] = matmul_q4_K_x16_vnni;
+        gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_KX16);
+        k->matmul_packed[GL_LAYOUT_Q6_KX16] = matmul_q6_K_x16_vnni;
+        gl_kernels_prefer_layout(k, GL_LAYOUT_Q6_KX16);
+        k->matmul_packed[GL_LAYOUT_Q5_KX16] = matmul_q5_K_x16_vnni;
+        gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_KX16);
     }
     k->matmul[GGUF_T_F32] = matmul_f32_mix;
     k->matmul[GGUF_T_F16] = matmul_f16_mix;

@@ -1,0 +1,152 @@
+/* AVX2 products over the K-quant row groups Q4_Kx8 and Q6_Kx8 (src/quant.h);
+ * loop structure and exactness argument in kx8_tmpl.h. */
+#include "arch/x86/avx2/avx2.h"
+#include "arch/x86/avx2/kx8.h"
+
+#define KX_C 4
+
+/* Q4_Kx8. Scales: lane r of the three 32-byte scale loads A, B, C holds
+ * bytes 0-3, 4-7, 8-11 of row r's GGUF scales, so (gl_k4_scale_min)
+ * sc0..3 = A & 63, sc4..7 = (C & 15) | (A >> 6) << 4, and the same for the
+ * mins from B and C >> 4 -- per byte, in every lane at once. Quants:
+ * maddubs(nibble, x) pairs are at most 2 * 15 * 128; a sub-block's 8 loads
+ * sum to at most 30720 in int16, then one madd with the sub-block's scale
+ * (an int16 pair per lane) widens to int32. Exact. */
+GL_ALWAYS_INLINE void kx_isums_q4K_avx2(const block_q4_Kx8 *blk, const int8_t *const *xq,
+                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
+                                        const int nc)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m6 = _mm256_set1_epi8(0x3f),
+                  m30 = _mm256_set1_epi8(0x30);
+    const __m256i a = _mm256_loadu_si256((const __m256i *)blk->scales);
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(blk->scales + 32));
+    const __m256i cv = _mm256_loadu_si256((const __m256i *)(blk->scales + 64));
+    const __m256i sc[2] = { _mm256_and_si256(a, m6),
+                            _mm256_or_si256(_mm256_and_si256(cv, m4),
+                                            _mm256_and_si256(_mm256_srli_epi16(a, 2), m30)) };
+    const __m256i mn[2] = { _mm256_and_si256(bv, m6),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(cv, 4), m4),
+                                            _mm256_and_si256(_mm256_srli_epi16(bv, 2), m30)) };
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; p++) {
+        const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            imin[c] = _mm256_add_epi32(imin[c],
+                                       _mm256_madd_epi16(mp, _mm256_set1_epi32(xp[c]->b4[p])));
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        const __m256i s_lo = _mm256_shuffle_epi8(sc[i / 2], kx_pair16(2 * (i % 2), 2 * (i % 2)));
+        const __m256i s_hi =
+            _mm256_shuffle_epi8(sc[i / 2], kx_pair16(2 * (i % 2) + 1, 2 * (i % 2) + 1));
+        __m256i pl[KX_C], ph[KX_C];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            pl[c] = ph[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (8 * i + k)));
+            const __m256i lo = _mm256_and_si256(v, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++) {
+                const __m256i xl = _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k));
+                const __m256i xh = _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k));
+                pl[c] = _mm256_add_epi16(pl[c], _mm256_maddubs_epi16(lo, xl));
+                ph[c] = _mm256_add_epi16(ph[c], _mm256_maddubs_epi16(hi, xh));
+            }
+        }
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(pl[c], s_lo),
+                                                                 _mm256_madd_epi16(ph[c], s_hi)));
+    }
+}
+
+#define KX_NAME    gl_matmul_q4_K_x8_avx2
+#define KX_WBLK    block_q4_Kx8
+#define KX_ISUMS   kx_isums_q4K_avx2
+#define KX_HAS_MIN 1
+#include "arch/x86/avx2/kx8_tmpl.h"
+
+/* Q6_Kx8. Stored quants u = q + 32 in [0, 63] (unsigned operand), so
+ * isum = sum_j sc_j (sum u x)_j - 32 sum_j sc_j bsums_j. maddubs(u, x)
+ * pairs are at most 2 * 63 * 128 = 16128: two loads' pairs add up in int16
+ * (32256), then a madd with the sub-block's signed scale (vpshufb puts the
+ * int8 scale in the high byte of each int16, srai 8 sign-extends) widens
+ * to int32. Chunk t = 4 h + s (elements 128 h + 32 s + l): sub-block 2 t
+ * for l < 16 (ql / qh units k < 4), 2 t + 1 for the rest. Exact. */
+GL_ALWAYS_INLINE __m256i kx_q6_u(const block_q6_Kx8 *blk, int h, int s, int k)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+    const __m256i q =
+        _mm256_loadu_si256((const __m256i *)(blk->ql + 32 * (16 * h + 8 * (s & 1) + k)));
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)(blk->qh + 32 * (8 * h + k)));
+    const __m256i lo = s < 2 ? _mm256_and_si256(q, m4)
+                             : _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    const __m256i hb = s == 0   ? _mm256_slli_epi16(qh, 4)
+                       : s == 1 ? _mm256_slli_epi16(qh, 2)
+                       : s == 2 ? qh
+                                : _mm256_srli_epi16(qh, 2);
+    return _mm256_or_si256(lo, _mm256_and_si256(hb, m30));
+}
+
+GL_ALWAYS_INLINE __m256i kx_q6_scale(const __m256i *s4, int a, int b)
+{
+    return _mm256_srai_epi16(_mm256_shuffle_epi8(s4[a / 4], kx_pair16_hi(a % 4, b % 4)), 8);
+}
+
+GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *const *xq,
+                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
+                                        const int nc)
+{
+    (void)imin;
+    __m256i s4[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; u++)
+        s4[u] = _mm256_loadu_si256((const __m256i *)(blk->scales + 32 * u));
+    __m256i corr[KX_C];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        corr[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; p++) {
+        const __m256i sp = kx_q6_scale(s4, 2 * p, 2 * p + 1);
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            corr[c] = _mm256_add_epi32(corr[c],
+                                       _mm256_madd_epi16(sp, _mm256_set1_epi32(xp[c]->b6[p])));
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+        for (int s = 0; s < 4; s++)
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; half++) {
+                const int j = 8 * h + 2 * s + half;
+                const __m256i sc = kx_q6_scale(s4, j, j);
+#pragma GCC unroll 2
+                for (int kp = 0; kp < 2; kp++) {
+                    const int k = 4 * half + 2 * kp;
+                    const __m256i u0 = kx_q6_u(blk, h, s, k), u1 = kx_q6_u(blk, h, s, k + 1);
+                    const int xo = 128 * h + 32 * s + 4 * k;
+#pragma GCC unroll 8
+                    for (int c = 0; c < nc; c++) {
+                        const __m256i p = _mm256_add_epi16(
+                            _mm256_maddubs_epi16(u0, _mm256_set1_epi32(x8_load32(xq[c] + xo))),
+                            _mm256_maddubs_epi16(u1, _mm256_set1_epi32(x8_load32(xq[c] + xo + 4))));
+                        isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p, sc));
+                    }
+                }
+            }
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        isum[c] = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(corr[c], 5));
+}
+
+#define KX_NAME    gl_matmul_q6_K_x8_avx2
+#define KX_WBLK    block_q6_Kx8
+#define KX_ISUMS   kx_isums_q6K_avx2
+#define KX_HAS_MIN 0
+#include "arch/x86/avx2/kx8_tmpl.h"

@@ -1,0 +1,49 @@
+/* Helpers of the K-quant row-group kernels (kx8_tmpl.h), AVX2 and AVX-512. */
+#ifndef GENLOOP_ARCH_X86_AVX2_KX8_H
+#define GENLOOP_ARCH_X86_AVX2_KX8_H
+
+#include "arch/x86/avx2/util.h"
+
+/* One activation super-block, prepared once per column: its scale, the
+ * sums of its 32-element sub-blocks as int16 pairs (b4[p]: sub-blocks 2 p,
+ * 2 p + 1; each at most 32 * 127 in magnitude) and its 16-element sums as
+ * int16 pairs (b6[p]: bsums[2 p], bsums[2 p + 1]), for madd. */
+typedef struct kx_xprep {
+    float dx;
+    int32_t b4[4];
+    int32_t b6[8];
+} kx_xprep;
+
+GL_ALWAYS_INLINE void kx_col_prep(const block_q8_K *xs, int kn, kx_xprep *xp)
+{
+    for (int b = 0; b < kn; b++) {
+        xp[b].dx = xs[b].d;
+        int16_t s[8];
+        for (int j = 0; j < 8; j++)
+            s[j] = (int16_t)(xs[b].bsums[2 * j] + xs[b].bsums[2 * j + 1]);
+        memcpy(xp[b].b4, s, sizeof s);
+        memcpy(xp[b].b6, xs[b].bsums, sizeof xp[b].b6);
+    }
+}
+
+/* vpshufb control: in each 32-bit lane q, int16 halves = bytes 4 q + a and
+ * 4 q + b of the source, zero-extended */
+GL_ALWAYS_INLINE __m256i kx_pair16(int a, int b)
+{
+    const int v = a | 0x80 << 8 | b << 16 | 0x80 << 24;
+    const __m256i base = _mm256_set1_epi32(v);
+    return _mm256_add_epi8(base, _mm256_setr_epi32(0, 0x00040004, 0x00080008, 0x000c000c, 0,
+                                                   0x00040004, 0x00080008, 0x000c000c));
+}
+
+/* the same with the byte in the high half of each int16 (sign-extend with
+ * srai 8) */
+GL_ALWAYS_INLINE __m256i kx_pair16_hi(int a, int b)
+{
+    const int v = 0x80 | a << 8 | 0x80 << 16 | b << 24;
+    const __m256i base = _mm256_set1_epi32(v);
+    return _mm256_add_epi8(base, _mm256_setr_epi32(0, 0x04000400, 0x08000800, 0x0c000c00, 0,
+                                                   0x04000400, 0x08000800, 0x0c000c00));
+}
+
+#endif

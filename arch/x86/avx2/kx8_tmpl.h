@@ -1,0 +1,226 @@
+/* Template: products over the K-quant row groups (src/quant.h: Q4_Kx8,
+ * Q6_Kx8) x Q8_K activations, one row per 32-bit lane of a ymm register,
+ * included once per (layout, ISA) with these macros:
+ *   KX_NAME        name of the generated GL_DECL_MATMUL_FN
+ *   KX_WBLK        block_q4_Kx8 or block_q6_Kx8
+ *   KX_ISUMS(blk, xq, xp, isum, imin, nc)
+ *                  adds to the int32 lanes of isum[c] (lane r = row r) the
+ *                  super-block's integer isum of src/kernels.h (scales
+ *                  applied) against activation quants xq[c] (256 int8) with
+ *                  prepared sums xp[c] (kx_xprep), c < nc; with KX_HAS_MIN,
+ *                  imin[c] likewise
+ *   KX_HAS_MIN     1: Q4_K / Q5_K form (dmin, imin), 0: Q6_K form
+ *   KX_C           most activation columns per tile
+ *   KX_ROWS        (optional) rows per group = lanes: 8 (default, ymm) or
+ *                  16 with KV_* defined for zmm (the AVX-512 folder)
+ *
+ * Exactness and determinism: isum / imin are exact integers; each lane then
+ * runs generic's float step (arch/generic/kquants.c kblock_dot; see
+ * kquant_tmpl.h for why the long form equals generic's short form when
+ * dmin == 0 and imin == 0) over super-blocks in order, no FMA, so every
+ * output is bit-identical to generic's for any r0 / r1 and nb. Loop order
+ * as in x8_tmpl.h: chunk of KX_KB super-blocks (between chunks a row's sum
+ * waits in y as a float: exact), panel of groups (~512 KB), column tile,
+ * group; one column (decode): KX_NG groups in lockstep, each a prefetched
+ * stream. */
+
+#ifndef KX_KB
+#define KX_KB 64
+#endif
+#ifndef KX_NG
+#define KX_NG 4
+#endif
+
+#ifndef KX_ROWS
+#define KX_ROWS                         8
+#define KV_PS                           __m256
+#define KV_EPI32                        __m256i
+#define KV_ZERO_PS()                    _mm256_setzero_ps()
+#define KV_ZERO_EPI32()                 _mm256_setzero_si256()
+#define KV_LOADU_PS(p)                  _mm256_loadu_ps(p)
+#define KV_STOREU_PS(p, v)              _mm256_storeu_ps(p, v)
+#define KV_LOAD_LANES_PS(p, lo, hi)     _mm256_maskload_ps(p, x8_lane_mask(lo, hi))
+#define KV_STORE_LANES_PS(p, lo, hi, v) _mm256_maskstore_ps(p, x8_lane_mask(lo, hi), v)
+#define KV_SET1_PS(v)                   _mm256_set1_ps(v)
+#define KV_ADD_PS(a, b)                 _mm256_add_ps(a, b)
+#define KV_SUB_PS(a, b)                 _mm256_sub_ps(a, b)
+#define KV_MUL_PS(a, b)                 _mm256_mul_ps(a, b)
+#define KV_CVTEPI32_PS(v)               _mm256_cvtepi32_ps(v)
+#define KV_LOAD_D(d)                    _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(d)))
+#endif
+
+#define KX_CAT2(a, b) a##b
+#define KX_CAT(a, b)  KX_CAT2(a, b)
+#define KX_TILE       KX_CAT(KX_NAME, _tile)
+#define KX_MULTI      KX_CAT(KX_NAME, _multi)
+
+/* the float step of one super-block for KX_ROWS rows (lane r = row r) */
+GL_ALWAYS_INLINE KV_PS KX_CAT(KX_NAME, _step)(KV_PS acc, KV_EPI32 isum, KV_EPI32 imin,
+                                               const KX_WBLK *blk, float dx)
+{
+    const KV_PS sx = KV_SET1_PS(dx);
+    const KV_PS dw = KV_LOAD_D(blk->d);
+#if KX_HAS_MIN
+    const KV_PS dm = KV_LOAD_D(blk->dmin);
+    return KV_ADD_PS(acc,
+                         KV_SUB_PS(KV_MUL_PS(KV_CVTEPI32_PS(isum), KV_MUL_PS(sx, dw)),
+                                       KV_MUL_PS(KV_CVTEPI32_PS(imin), KV_MUL_PS(sx, dm))));
+#else
+    (void)imin;
+    return KV_ADD_PS(acc, KV_MUL_PS(KV_CVTEPI32_PS(isum), KV_MUL_PS(sx, dw)));
+#endif
+}
+
+GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
+                              const kx_xprep (*xp)[KX_KB], int kn, float *const *ys, int lo, int hi,
+                              int first, int stream, const int nc)
+{
+    const int full = lo == 0 && hi == KX_ROWS;
+    KV_PS acc[KX_C];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        acc[c] = first  ? KV_ZERO_PS()
+                 : full ? KV_LOADU_PS(ys[c])
+                        : KV_LOAD_LANES_PS(ys[c], lo, hi);
+    for (int b = 0; b < kn; b++) {
+        const KX_WBLK *blk = wb + b;
+        if (stream)
+            gl_prefetch_streams((const char *)blk, 0, 1, 0, sizeof(KX_WBLK), SIZE_MAX, 0);
+        const int8_t *xq[KX_C];
+        const kx_xprep *xpp[KX_C];
+        KV_EPI32 isum[KX_C], imin[KX_C];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++) {
+            xq[c] = xs[c][b].qs;
+            xpp[c] = &xp[c][b];
+            isum[c] = KV_ZERO_EPI32();
+            imin[c] = KV_ZERO_EPI32();
+        }
+        KX_ISUMS(blk, xq, xpp, isum, imin, nc);
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            acc[c] = KX_CAT(KX_NAME, _step)(acc[c], isum[c], imin[c], blk, xp[c][b].dx);
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++) {
+        if (full)
+            KV_STOREU_PS(ys[c], acc[c]);
+        else
+            KV_STORE_LANES_PS(ys[c], lo, hi, acc[c]);
+    }
+}
+
+GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, const kx_xprep *xp,
+                               int kn, float *y, const int ng)
+{
+    const size_t gbytes = (size_t)kn * sizeof(KX_WBLK);
+    const size_t skip = (size_t)(ng - 1) * gb;
+    KV_PS acc[KX_NG];
+    for (int g = 0; g < ng; g++)
+        acc[g] = KV_ZERO_PS();
+    for (int b = 0; b < kn; b++) {
+        const int8_t *xq[1] = { xs[b].qs };
+        const kx_xprep *xpp[1] = { &xp[b] };
+        for (int g = 0; g < ng; g++) {
+            /* prefetch a block's worth per stream, spread over the groups */
+            gl_prefetch_streams(w + (size_t)g * gb, 0, 1, (size_t)b * sizeof(KX_WBLK),
+                                sizeof(KX_WBLK), gbytes, skip);
+            const KX_WBLK *blk = (const KX_WBLK *)(w + (size_t)g * gb) + b;
+            KV_EPI32 isum = KV_ZERO_EPI32(), imin = KV_ZERO_EPI32();
+            KX_ISUMS(blk, xq, xpp, &isum, &imin, 1);
+            acc[g] = KX_CAT(KX_NAME, _step)(acc[g], isum, imin, blk, xp[b].dx);
+        }
+    }
+    for (int g = 0; g < ng; g++)
+        KV_STOREU_PS(y + (size_t)g * KX_ROWS, acc[g]);
+}
+
+GL_DECL_MATMUL_FN(KX_NAME)
+{
+    const int nsb = n / QK_K;
+    const int f0 = (r0 + KX_ROWS - 1) / KX_ROWS, f1 = r1 / KX_ROWS;
+    if (nb == 1 && nsb <= KX_KB && f0 < f1) {
+        const block_q8_K *xs = x;
+        kx_xprep xp1[KX_KB];
+        kx_col_prep(xs, nsb, xp1);
+        if (r0 < f0 * KX_ROWS)
+            KX_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * KX_ROWS, 1);
+        int g = f0;
+        for (; g + KX_NG <= f1; g += KX_NG)
+            KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
+                     y + (size_t)g * KX_ROWS, KX_NG);
+        for (; g < f1; g++)
+            KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
+                     y + (size_t)g * KX_ROWS, 1);
+        if (f1 * KX_ROWS < r1)
+            KX_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * KX_ROWS, r1, 1);
+        return;
+    }
+    const int g_lo = r0 / KX_ROWS, g_hi = (r1 + KX_ROWS - 1) / KX_ROWS;
+    const int kmax = nsb < KX_KB ? nsb : KX_KB;
+    int pg = (int)(((size_t)512 << 10) / ((size_t)kmax * sizeof(KX_WBLK)));
+    if (pg < 1)
+        pg = 1;
+    kx_xprep xp[KX_C][KX_KB];
+    for (int k0 = 0; k0 < nsb; k0 += KX_KB) {
+        const int kn = nsb - k0 < KX_KB ? nsb - k0 : KX_KB;
+        for (int p0 = g_lo; p0 < g_hi; p0 += pg) {
+            const int p1 = g_hi - p0 < pg ? g_hi : p0 + pg;
+            for (int c0 = 0; c0 < nb; c0 += KX_C) {
+                const int nc = nb - c0 < KX_C ? nb - c0 : KX_C;
+                const block_q8_K *xs[KX_C];
+                float *yc[KX_C];
+                for (int c = 0; c < nc; c++) {
+                    xs[c] =
+                        (const block_q8_K *)((const char *)x + (size_t)(c0 + c) * x_stride) + k0;
+                    yc[c] = y + (size_t)(c0 + c) * y_stride;
+                    kx_col_prep(xs[c], kn, xp[c]);
+                }
+                for (int g = p0; g < p1; g++) {
+                    const KX_WBLK *wb =
+                        (const KX_WBLK *)((const char *)w + (size_t)g * w_row_bytes) + k0;
+                    const int lo = r0 > g * KX_ROWS ? r0 - g * KX_ROWS : 0;
+                    const int hi = r1 - g * KX_ROWS < KX_ROWS ? r1 - g * KX_ROWS : KX_ROWS;
+                    float *ys[KX_C];
+                    for (int c = 0; c < nc; c++)
+                        ys[c] = yc[c] + (size_t)g * KX_ROWS;
+                    const int first = k0 == 0, stream = c0 == 0;
+                    switch (nc) {
+                    case 1: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 1); break;
+                    case 2: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 2); break;
+                    case 3: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 3); break;
+#if KX_C > 4
+                    case 4: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 4); break;
+                    case 5: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 5); break;
+                    case 6: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 6); break;
+                    case 7: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 7); break;
+#endif
+                    default: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, KX_C); break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#undef KX_TILE
+#undef KX_MULTI
+#undef KX_NAME
+#undef KX_WBLK
+#undef KX_ISUMS
+#undef KX_HAS_MIN
+#undef KX_ROWS
+#undef KV_PS
+#undef KV_EPI32
+#undef KV_ZERO_PS
+#undef KV_ZERO_EPI32
+#undef KV_LOADU_PS
+#undef KV_STOREU_PS
+#undef KV_LOAD_LANES_PS
+#undef KV_STORE_LANES_PS
+#undef KV_SET1_PS
+#undef KV_ADD_PS
+#undef KV_SUB_PS
+#undef KV_MUL_PS
+#undef KV_CVTEPI32_PS
+#undef KV_LOAD_D

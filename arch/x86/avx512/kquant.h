@@ -1,0 +1,448 @@
+/* AVX-512 (VL + VNNI) K-quant products, included by kernels.c (static
+ * functions, one copy per build: native and SIMDe).
+ *
+ * Plain rows: arch/x86/avx2/kquant_ops.h with the scale step as one
+ * vpdpwssd (acc + madd(p, s), exact) in place of madd + add.
+ *
+ * Row groups (Q4_Kx8, Q6_Kx8; arch/x86/avx2/kx8_tmpl.h, ymm lanes = rows):
+ * each sub-block's quants go through a vpdpbusd chain into its own int32
+ * lanes (u unsigned x activation int8, no saturation), then one vpmulld by
+ * the row's scale; all exact, so the template's equality with generic
+ * holds. */
+#include "arch/x86/avx2/kx8.h"
+
+static GL_DECL_MATMUL_FN(matmul_q4_K_vnni);
+static GL_DECL_MATMUL_FN(matmul_q5_K_vnni);
+static GL_DECL_MATMUL_FN(matmul_q6_K_vnni);
+#define KQ_SFX                 vnni
+#define KQ_NAME_Q4K            matmul_q4_K_vnni
+#define KQ_NAME_Q5K            matmul_q5_K_vnni
+#define KQ_NAME_Q6K            matmul_q6_K_vnni
+#define KQ_MADD_ACC(acc, p, s) _mm256_dpwssd_epi32(acc, p, s)
+#include "arch/x86/avx2/kquant_ops.h"
+
+/* vpshufb control: in each 32-bit lane q, byte 4 q + a zero-extended to
+ * int32 (hi = 0), or placed in the top byte (hi = 1: srai 24 sign-extends) */
+GL_ALWAYS_INLINE __m256i kx_byte32(int a, int hi)
+{
+    const int v = hi ? (int)(0x00808080u | (unsigned)a << 24) : (int)(0x80808000u | (unsigned)a);
+    const int step = hi ? 0x04000000 : 0x00000004;
+    return _mm256_add_epi8(_mm256_set1_epi32(v),
+                           _mm256_setr_epi32(0, step, 2 * step, 3 * step, 0, step, 2 * step,
+                                             3 * step));
+}
+
+#define KX_C 4
+
+/* Q4_Kx8: scales and mins unpacked per lane as in the AVX2 kernel
+ * (arch/x86/avx2/kpacked.c); the high nibbles are used unshifted (v & 0xf0
+ * = 16 u, dpbusd sums at most 32 * 240 * 128 per lane) and their sum
+ * shifted back once, exactly. */
+GL_ALWAYS_INLINE void kx_isums_q4K_vnni(const block_q4_Kx8 *blk, const int8_t *const *xq,
+                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
+                                        const int nc)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), mf0 = _mm256_set1_epi8((char)0xf0),
+                  m6 = _mm256_set1_epi8(0x3f), m30 = _mm256_set1_epi8(0x30);
+    const __m256i a = _mm256_loadu_si256((const __m256i *)blk->scales);
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(blk->scales + 32));
+    const __m256i cv = _mm256_loadu_si256((const __m256i *)(blk->scales + 64));
+    const __m256i sc[2] = { _mm256_and_si256(a, m6),
+                            _mm256_or_si256(_mm256_and_si256(cv, m4),
+                                            _mm256_and_si256(_mm256_srli_epi16(a, 2), m30)) };
+    const __m256i mn[2] = { _mm256_and_si256(bv, m6),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(cv, 4), m4),
+                                            _mm256_and_si256(_mm256_srli_epi16(bv, 2), m30)) };
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; p++) {
+        const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            imin[c] = _mm256_dpwssd_epi32(imin[c], mp, _mm256_set1_epi32(xp[c]->b4[p]));
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        __m256i al[KX_C], ah[KX_C];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            al[c] = ah[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (8 * i + k)));
+            const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(v, mf0);
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++) {
+                al[c] = _mm256_dpbusd_epi32(al[c], lo,
+                                            _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k)));
+                ah[c] = _mm256_dpbusd_epi32(
+                    ah[c], hi, _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k)));
+            }
+        }
+        const __m256i s_lo = _mm256_shuffle_epi8(sc[i / 2], kx_byte32(2 * (i % 2), 0));
+        const __m256i s_hi = _mm256_shuffle_epi8(sc[i / 2], kx_byte32(2 * (i % 2) + 1, 0));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            isum[c] = _mm256_add_epi32(
+                isum[c], _mm256_add_epi32(_mm256_mullo_epi32(al[c], s_lo),
+                                          _mm256_mullo_epi32(_mm256_srai_epi32(ah[c], 4), s_hi)));
+    }
+}
+
+#define KX_NAME    matmul_q4_K_x8_vnni
+#define KX_WBLK    block_q4_Kx8
+#define KX_ISUMS   kx_isums_q4K_vnni
+#define KX_HAS_MIN 1
+static GL_DECL_MATMUL_FN(matmul_q4_K_x8_vnni);
+#include "arch/x86/avx2/kx8_tmpl.h"
+
+/* Q6_Kx8: stored u = q + 32 (unsigned); a sub-block (16 elements = 4
+ * units) is one dpbusd chain, times its signed scale, and the -32 offset
+ * comes back through bsums (as in the AVX2 kernel). */
+GL_ALWAYS_INLINE __m256i kx_q6_u_vnni(const block_q6_Kx8 *blk, int h, int s, int k)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+    const __m256i q =
+        _mm256_loadu_si256((const __m256i *)(blk->ql + 32 * (16 * h + 8 * (s & 1) + k)));
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)(blk->qh + 32 * (8 * h + k)));
+    const __m256i lo = s < 2 ? _mm256_and_si256(q, m4)
+                             : _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    const __m256i hb = s == 0   ? _mm256_slli_epi16(qh, 4)
+                       : s == 1 ? _mm256_slli_epi16(qh, 2)
+                       : s == 2 ? qh
+                                : _mm256_srli_epi16(qh, 2);
+    return _mm256_ternarylogic_epi32(lo, hb, m30, 0xf8); /* lo | (hb & m30) */
+}
+
+GL_ALWAYS_INLINE void kx_isums_q6K_vnni(const block_q6_Kx8 *blk, const int8_t *const *xq,
+                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
+                                        const int nc)
+{
+    (void)imin;
+    __m256i s4[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; u++)
+        s4[u] = _mm256_loadu_si256((const __m256i *)(blk->scales + 32 * u));
+    __m256i corr[KX_C];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        corr[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; p++) {
+        const __m256i sp = _mm256_srai_epi16(
+            _mm256_shuffle_epi8(s4[p / 2], kx_pair16_hi(2 * (p % 2), 2 * (p % 2) + 1)), 8);
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            corr[c] = _mm256_dpwssd_epi32(corr[c], sp, _mm256_set1_epi32(xp[c]->b6[p]));
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+        for (int s = 0; s < 4; s++)
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; half++) {
+                const int j = 8 * h + 2 * s + half;
+                const __m256i sc =
+                    _mm256_srai_epi32(_mm256_shuffle_epi8(s4[j / 4], kx_byte32(j % 4, 1)), 24);
+                __m256i acc[KX_C];
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    acc[c] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+                for (int kk = 0; kk < 4; kk++) {
+                    const int k = 4 * half + kk;
+                    const __m256i u = kx_q6_u_vnni(blk, h, s, k);
+#pragma GCC unroll 8
+                    for (int c = 0; c < nc; c++)
+                        acc[c] = _mm256_dpbusd_epi32(
+                            acc[c], u,
+                            _mm256_set1_epi32(x8_load32(xq[c] + 128 * h + 32 * s + 4 * k)));
+                }
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(acc[c], sc));
+            }
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        isum[c] = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(corr[c], 5));
+}
+
+#define KX_NAME    matmul_q6_K_x8_vnni
+#define KX_WBLK    block_q6_Kx8
+#define KX_ISUMS   kx_isums_q6K_vnni
+#define KX_HAS_MIN 0
+static GL_DECL_MATMUL_FN(matmul_q6_K_x8_vnni);
+#include "arch/x86/avx2/kx8_tmpl.h"
+
+#undef KX_C
+#ifndef GL_KX16_C
+#define GL_KX16_C 8
+#endif
+#define KX_C GL_KX16_C
+
+/* ---- Q4_Kx16: the Q4_Kx8 kernel over 16 rows, one zmm lane per row ----
+ * (vpshufb controls repeat per 128-bit lane, so kx8.h's serve here too) */
+GL_ALWAYS_INLINE __m512i kx512_ctl(__m256i ctl)
+{
+    return _mm512_broadcast_i32x4(_mm256_castsi256_si128(ctl));
+}
+
+GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t *const *xq,
+                                          const kx_xprep *const *xp, __m512i *isum,
+                                          __m512i *imin, const int nc)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), mf0 = _mm512_set1_epi8((char)0xf0),
+                  m6 = _mm512_set1_epi8(0x3f), m30 = _mm512_set1_epi8(0x30);
+    const __m512i a = _mm512_loadu_si512((const void *)blk->scales);
+    const __m512i bv = _mm512_loadu_si512((const void *)(blk->scales + 64));
+    const __m512i cv = _mm512_loadu_si512((const void *)(blk->scales + 128));
+    const __m512i sc[2] = { _mm512_and_si512(a, m6),
+                            _mm512_or_si512(_mm512_and_si512(cv, m4),
+                                            _mm512_and_si512(_mm512_srli_epi16(a, 2), m30)) };
+    const __m512i mn[2] = { _mm512_and_si512(bv, m6),
+                            _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(cv, 4), m4),
+                                            _mm512_and_si512(_mm512_srli_epi16(bv, 2), m30)) };
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; p++) {
+        const __m512i mp = _mm512_shuffle_epi8(
+            mn[p / 2], kx512_ctl(kx_pair16(2 * (p % 2), 2 * (p % 2) + 1)));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            imin[c] = _mm512_dpwssd_epi32(imin[c], mp, _mm512_set1_epi32(xp[c]->b4[p]));
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        __m512i al[KX_C], ah[KX_C];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            al[c] = ah[c] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (8 * i + k)));
+            const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(v, mf0);
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++) {
+                al[c] = _mm512_dpbusd_epi32(al[c], lo,
+                                            _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k)));
+                ah[c] = _mm512_dpbusd_epi32(
+                    ah[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k)));
+            }
+        }
+        const __m512i s_lo = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2), 0)));
+        const __m512i s_hi =
+            _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2) + 1, 0)));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            isum[c] = _mm512_add_epi32(
+                isum[c], _mm512_add_epi32(_mm512_mullo_epi32(al[c], s_lo),
+                                          _mm512_mullo_epi32(gl512_srai4_epi32(ah[c]), s_hi)));
+    }
+}
+
+#define KX_ROWS                         GL_X16_ROWS
+#define KV_PS                           __m512
+#define KV_EPI32                        __m512i
+#define KV_ZERO_PS()                    _mm512_setzero_ps()
+#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
+#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
+#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
+#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
+#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
+#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
+#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
+#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
+#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
+#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
+#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define KX_NAME                         matmul_q4_K_x16_vnni
+#define KX_WBLK                         block_q4_Kx16
+#define KX_ISUMS                        kx16_isums_q4K_vnni
+#define KX_HAS_MIN                      1
+static GL_DECL_MATMUL_FN(matmul_q4_K_x16_vnni);
+#include "arch/x86/avx2/kx8_tmpl.h"
+
+/* ---- Q5_Kx16: Q4_Kx16 plus the fifth bit (qh unit k, bit 2 i for the low
+ * nibbles of pair i, 2 i + 1 for the high ones), moved to bit 4 with 16-bit
+ * shifts of at most 4 (nothing from the neighbouring byte reaches bit 4).
+ * Quants u <= 31: dpbusd sums at most 32 * 31 * 128 per sub-block. */
+GL_ALWAYS_INLINE __m512i kx16_bit4(__m512i h, int bit)
+{
+    return bit <= 4 ? (bit == 4 ? h : _mm512_slli_epi16(h, 4 - bit))
+                    : _mm512_srli_epi16(h, bit - 4);
+}
+
+GL_ALWAYS_INLINE void kx16_isums_q5K_vnni(const block_q5_Kx16 *blk, const int8_t *const *xq,
+                                          const kx_xprep *const *xp, __m512i *isum,
+                                          __m512i *imin, const int nc)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10),
+                  m6 = _mm512_set1_epi8(0x3f), m30 = _mm512_set1_epi8(0x30);
+    const __m512i a = _mm512_loadu_si512((const void *)blk->scales);
+    const __m512i bv = _mm512_loadu_si512((const void *)(blk->scales + 64));
+    const __m512i cv = _mm512_loadu_si512((const void *)(blk->scales + 128));
+    const __m512i sc[2] = { _mm512_and_si512(a, m6),
+                            _mm512_or_si512(_mm512_and_si512(cv, m4),
+                                            _mm512_and_si512(_mm512_srli_epi16(a, 2), m30)) };
+    const __m512i mn[2] = { _mm512_and_si512(bv, m6),
+                            _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(cv, 4), m4),
+                                            _mm512_and_si512(_mm512_srli_epi16(bv, 2), m30)) };
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; p++) {
+        const __m512i mp = _mm512_shuffle_epi8(
+            mn[p / 2], kx512_ctl(kx_pair16(2 * (p % 2), 2 * (p % 2) + 1)));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            imin[c] = _mm512_dpwssd_epi32(imin[c], mp, _mm512_set1_epi32(xp[c]->b4[p]));
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        __m512i al[KX_C], ah[KX_C];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            al[c] = ah[c] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (8 * i + k)));
+            const __m512i h = _mm512_loadu_si512((const void *)(blk->qh + 64 * k));
+            const __m512i lo = _mm512_or_si512(_mm512_and_si512(v, m4),
+                                               _mm512_and_si512(kx16_bit4(h, 2 * i), m10));
+            const __m512i hi =
+                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4),
+                                _mm512_and_si512(kx16_bit4(h, 2 * i + 1), m10));
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++) {
+                al[c] = _mm512_dpbusd_epi32(al[c], lo,
+                                            _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k)));
+                ah[c] = _mm512_dpbusd_epi32(
+                    ah[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k)));
+            }
+        }
+        const __m512i s_lo = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2), 0)));
+        const __m512i s_hi =
+            _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2) + 1, 0)));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            isum[c] = _mm512_add_epi32(isum[c], _mm512_add_epi32(_mm512_mullo_epi32(al[c], s_lo),
+                                                                 _mm512_mullo_epi32(ah[c], s_hi)));
+    }
+}
+
+#define KX_ROWS                         GL_X16_ROWS
+#define KV_PS                           __m512
+#define KV_EPI32                        __m512i
+#define KV_ZERO_PS()                    _mm512_setzero_ps()
+#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
+#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
+#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
+#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
+#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
+#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
+#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
+#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
+#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
+#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
+#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define KX_NAME                         matmul_q5_K_x16_vnni
+#define KX_WBLK                         block_q5_Kx16
+#define KX_ISUMS                        kx16_isums_q5K_vnni
+#define KX_HAS_MIN                      1
+static GL_DECL_MATMUL_FN(matmul_q5_K_x16_vnni);
+#include "arch/x86/avx2/kx8_tmpl.h"
+
+/* ---- Q6_Kx16: the Q6_Kx8 kernel over 16 rows, one zmm lane per row ---- */
+GL_ALWAYS_INLINE __m512i kx16_q6_u(const block_q6_Kx16 *blk, int h, int s, int k)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+    const __m512i q =
+        _mm512_loadu_si512((const void *)(blk->ql + 64 * (16 * h + 8 * (s & 1) + k)));
+    const __m512i qh = _mm512_loadu_si512((const void *)(blk->qh + 64 * (8 * h + k)));
+    const __m512i lo = s < 2 ? _mm512_and_si512(q, m4)
+                             : _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+    const __m512i hb = s == 0   ? _mm512_slli_epi16(qh, 4)
+                       : s == 1 ? _mm512_slli_epi16(qh, 2)
+                       : s == 2 ? qh
+                                : _mm512_srli_epi16(qh, 2);
+    return _mm512_or_si512(lo, _mm512_and_si512(hb, m30));
+}
+
+GL_ALWAYS_INLINE void kx16_isums_q6K_vnni(const block_q6_Kx16 *blk, const int8_t *const *xq,
+                                          const kx_xprep *const *xp, __m512i *isum,
+                                          __m512i *imin, const int nc)
+{
+    (void)imin;
+    const __m512i s80 = _mm512_set1_epi32(0x80);
+    __m512i s4[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; u++)
+        s4[u] = _mm512_loadu_si512((const void *)(blk->scales + 64 * u));
+    __m512i corr[KX_C];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        corr[c] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; p++) {
+        const __m512i sp = _mm512_srai_epi16(
+            _mm512_shuffle_epi8(s4[p / 2],
+                                kx512_ctl(kx_pair16_hi(2 * (p % 2), 2 * (p % 2) + 1))),
+            8);
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            corr[c] = _mm512_dpwssd_epi32(corr[c], sp, _mm512_set1_epi32(xp[c]->b6[p]));
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+        for (int s = 0; s < 4; s++)
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; half++) {
+                const int j = 8 * h + 2 * s + half;
+                /* the int8 scale zero-extended, then sign-extended as
+                 * (v ^ 0x80) - 0x80 (SIMDe lacks a 512-bit srai_epi32) */
+                const __m512i sc = _mm512_sub_epi32(
+                    _mm512_xor_si512(
+                        _mm512_shuffle_epi8(s4[j / 4], kx512_ctl(kx_byte32(j % 4, 0))), s80),
+                    s80);
+                __m512i acc[KX_C];
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    acc[c] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+                for (int kk = 0; kk < 4; kk++) {
+                    const int k = 4 * half + kk;
+                    const __m512i u = kx16_q6_u(blk, h, s, k);
+#pragma GCC unroll 8
+                    for (int c = 0; c < nc; c++)
+                        acc[c] = _mm512_dpbusd_epi32(
+                            acc[c], u,
+                            _mm512_set1_epi32(x8_load32(xq[c] + 128 * h + 32 * s + 4 * k)));
+                }
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c], sc));
+            }
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        isum[c] = _mm512_sub_epi32(isum[c], _mm512_slli_epi32(corr[c], 5));
+}
+
+#define KX_ROWS                         GL_X16_ROWS
+#define KV_PS                           __m512
+#define KV_EPI32                        __m512i
+#define KV_ZERO_PS()                    _mm512_setzero_ps()
+#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
+#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
+#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
+#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
+#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
+#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
+#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
+#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
+#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
+#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
+#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define KX_NAME                         matmul_q6_K_x16_vnni
+#define KX_WBLK                         block_q6_Kx16
+#define KX_ISUMS                        kx16_isums_q6K_vnni
+#define KX_HAS_MIN                      0
+static GL_DECL_MATMUL_FN(matmul_q6_K_x16_vnni);
+#include "arch/x86/avx2/kx8_tmpl.h"
+#undef KX_C
