@@ -806,8 +806,8 @@ Test(tokenizer, one_megabyte_fast)
         double s = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
         cr_log_info("1 MiB %s: %d tokens in %.3f s", kinds[kind], k, s);
         cr_assert_gt(k, 1);
-        /* Generous for sanitizer builds; an O(n^2) merge takes minutes. */
-        cr_expect_lt(s, 3.0, "1 MiB (%s) took %.2f s", kinds[kind], s);
+        /* No timing assert (the machine's load decides it): an O(n^2) merge
+         * takes minutes here and runs into meson's timeout instead. */
     }
     free(text);
     free_vectors(&v);
