@@ -439,7 +439,7 @@ static void advance(gl_engine *e, gl_req *r, float *logits)
     const int32_t tok = gl_sampler_sample(r->smp, logits, r->toks, (int)(r->n_toks - r->base));
     if (r->t_first == 0)
         r->t_first = now_ms();
-    if (tok == gl_tokenizer_eos(e->m->tok)) {
+    if (gl_tokenizer_is_eog(e->m->tok, tok)) { /* EOS or any end-of-turn id */
         finish(e, r, GL_STOP_EOS);
         return;
     }

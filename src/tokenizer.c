@@ -49,6 +49,7 @@ struct gl_tokenizer {
     size_t slot_mask;
     size_t max_len; /* longest token text: longer strings cannot match   */
     int32_t bos, eos, unk;
+    int32_t eog[8]; /* end-of-generation ids (eos among them), -1 padded */
     bool add_bos, add_space_prefix;
     int32_t byte_tok[256]; /* byte fallback id per byte value, -1 none       */
     gl_bpe *bpe;           /* VOCAB_BPE: merges and pre-tokenizer            */
@@ -359,6 +360,43 @@ static gl_status bpe_build_pieces(gl_tokenizer *t, gl_error *err)
     return GL_OK;
 }
 
+/* Every id that ends a generation: EOS, the file's end-of-turn and
+ * end-of-message ids, and the tokens chat vocabularies use for them (Llama
+ * 3's <|eot_id|> and <|eom_id|> besides its <|end_of_text|> EOS, Qwen's
+ * <|im_end|>, Gemma's <end_of_turn>, Phi-3's <|end|>). */
+static gl_status load_eog(gl_tokenizer *t, const gguf_file *g, gl_error *err)
+{
+    static const char *const texts[] = { "<|eot_id|>",     "<|eom_id|>", "<|end_of_text|>",
+                                         "<|im_end|>",     "<|endoftext|>", "<end_of_turn>",
+                                         "<|end|>" };
+    int n = 0;
+    for (int i = 0; i < 8; i++)
+        t->eog[i] = -1;
+    int32_t ids[2 + sizeof texts / sizeof texts[0]];
+    int n_ids = 0;
+    gl_status st;
+    ids[n_ids++] = t->eos;
+    if ((st = load_id(t, g, "tokenizer.ggml.eot_token_id", -1, &ids[n_ids++], err)) ||
+        (st = load_id(t, g, "tokenizer.ggml.eom_token_id", -1, &ids[n_ids++], err)))
+        return st;
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        const int32_t id = vocab_find(t, texts[i], strlen(texts[i]));
+        /* only as special tokens: a plain-text piece that happens to read
+         * "<|end|>" does not end anything */
+        if (id >= 0 && t->types &&
+            (t->types[id] == GL_TOKEN_CONTROL || t->types[id] == GL_TOKEN_USER_DEFINED))
+            ids[n_ids++] = id;
+    }
+    for (int i = 0; i < n_ids && n < 8; i++) {
+        bool dup = ids[i] < 0;
+        for (int j = 0; j < n && !dup; j++)
+            dup = t->eog[j] == ids[i];
+        if (!dup)
+            t->eog[n++] = ids[i];
+    }
+    return GL_OK;
+}
+
 static gl_status bpe_init(gl_tokenizer *t, const gguf_file *g, gl_error *err)
 {
     /* GPT-2 vocabularies name no defaults: <|endoftext|> is BOS and EOS, and
@@ -435,7 +473,7 @@ gl_status gl_tokenizer_load(gl_tokenizer **out, const gguf_file *g, gl_error *er
     case VOCAB_SPM: st = spm_init(t, g, err); break;
     case VOCAB_BPE: st = bpe_init(t, g, err); break;
     }
-    if (st)
+    if (st || (st = load_eog(t, g, err)))
         goto fail;
     *out = t;
     return GL_OK;
@@ -475,6 +513,14 @@ int32_t gl_tokenizer_bos(const gl_tokenizer *t)
 int32_t gl_tokenizer_eos(const gl_tokenizer *t)
 {
     return t ? t->eos : -1;
+}
+
+bool gl_tokenizer_is_eog(const gl_tokenizer *t, int32_t id)
+{
+    for (int i = 0; t && id >= 0 && i < 8; i++)
+        if (t->eog[i] == id)
+            return true;
+    return false;
 }
 
 int32_t gl_tokenizer_unk(const gl_tokenizer *t)

@@ -51,6 +51,9 @@ int gl_tokenizer_n_vocab(const gl_tokenizer *t);
 int32_t gl_tokenizer_bos(const gl_tokenizer *t);
 int32_t gl_tokenizer_eos(const gl_tokenizer *t);
 int32_t gl_tokenizer_unk(const gl_tokenizer *t);
+/* Whether id ends a generation: EOS or any other end-of-turn id the
+ * vocabulary has (Llama 3 <|eot_id|>, ...). */
+bool gl_tokenizer_is_eog(const gl_tokenizer *t, int32_t id);
 /* Whether prompts should start with BOS (tokenizer.ggml.add_bos_token). */
 bool gl_tokenizer_add_bos(const gl_tokenizer *t);
 /* tokenizer.ggml.model, e.g. "llama". */
