@@ -329,6 +329,7 @@ typedef struct qopts {
     const char *extra;     /* add this (F32 vector of QD) */
     const char *bad_shape; /* this tensor one element longer */
     int window;            /* qwen3.attention.sliding_window; 0: none */
+    int rope_dim;          /* rope.dimension_count; 0: the head size */
 } qopts;
 
 /* Writes the model as GGUF to a temporary file; returns its path. */
@@ -366,6 +367,8 @@ static void qwrite(const qmodel *q, const qopts *o, char *path, size_t cap)
     gw_kv_f32(&kv, KEY("rope.freq_base"), QBASE);
     if (o->window)
         gw_kv_u32(&kv, KEY("attention.sliding_window"), (uint32_t)o->window);
+    if (o->rope_dim)
+        gw_kv_u32(&kv, KEY("rope.dimension_count"), (uint32_t)o->rope_dim);
 #undef KEY
     gw_kv_str(&kv, "tokenizer.ggml.model", "llama"), n_kv++;
     gw_kv_str_arr(&kv, "tokenizer.ggml.tokens", toks, QV), n_kv++;
@@ -433,21 +436,23 @@ static void o_rmsnorm(double *y, const double *x, const float *w, int n)
         y[i] = x[i] * r * w[i];
 }
 
-/* Qwen3's rotary embedding: "rotate_half", frequency i pairs x[i] with
- * x[i + d/2], theta_i = pos * base^(-2i/d) */
-static void o_rope(double *x, int pos)
+/* Rotary embedding of the first n_rot dims, theta_i = pos * base^(-2i/n_rot).
+ * Qwen3 ("rotate_half", neox) pairs x[i] with x[i + n_rot/2]; Llama pairs
+ * x[2i] with x[2i+1]. Dims past n_rot pass through. */
+static void o_rope(double *x, int pos, int n_rot, bool neox)
 {
-    for (int i = 0; i < QHD / 2; i++) {
-        const double th = pos * pow((double)QBASE, -2.0 * i / QHD);
-        const double a = x[i], b = x[i + QHD / 2];
-        x[i] = a * cos(th) - b * sin(th);
-        x[i + QHD / 2] = a * sin(th) + b * cos(th);
+    for (int i = 0; i < n_rot / 2; i++) {
+        const double th = pos * pow((double)QBASE, -2.0 * i / n_rot);
+        double *a = neox ? x + i : x + 2 * i, *b = neox ? x + i + n_rot / 2 : x + 2 * i + 1;
+        const double a0 = *a, b0 = *b;
+        *a = a0 * cos(th) - b0 * sin(th);
+        *b = a0 * sin(th) + b0 * cos(th);
     }
 }
 
 /* Logits of every position of ids (n of them), attending to at most
  * `window` latest positions when window > 0. */
-static double *oracle(const qmodel *q, const int32_t *ids, int n, int window)
+static double *oracle(const qmodel *q, const int32_t *ids, int n, int window, int n_rot, bool neox)
 {
     double *logits = malloc(sizeof(double) * (size_t)n * QV);
     double *K = malloc(sizeof(double) * (size_t)QL * n * QKV * QHD);
@@ -467,11 +472,11 @@ static double *oracle(const qmodel *q, const int32_t *ids, int n, int window)
             for (int hh = 0; hh < QH; hh++) {
                 o_rmsnorm(qv + hh * QHD, qv + hh * QHD, qget(q, "blk.%d.attn_q_norm.weight", l),
                           QHD);
-                o_rope(qv + hh * QHD, p);
+                o_rope(qv + hh * QHD, p, n_rot, neox);
             }
             for (int hh = 0; hh < QKV; hh++) {
                 o_rmsnorm(k + hh * QHD, k + hh * QHD, qget(q, "blk.%d.attn_k_norm.weight", l), QHD);
-                o_rope(k + hh * QHD, p);
+                o_rope(k + hh * QHD, p, n_rot, neox);
             }
             const int first = window > 0 && p - window + 1 > 0 ? p - window + 1 : 0;
             for (int hh = 0; hh < QH; hh++) {
@@ -517,17 +522,21 @@ static double *oracle(const qmodel *q, const int32_t *ids, int n, int window)
 
 /* genloop's logits (F32 cache) vs the oracle's, every position: one pass
  * and token by token, on every backend. */
-static void check_qwen3(int window, int n_ctx, int n)
+static void check_oracle(const qopts *o, int n_ctx, int n)
 {
+    const int window = o->window;
+    const int n_rot = o->rope_dim ? o->rope_dim : QHD;
+    const bool neox = !o->arch || strcmp(o->arch, "llama") != 0;
     qmodel q;
     qmodel_init(&q);
     char path[64];
-    qwrite(&q, &(qopts){ .window = window }, path, sizeof path);
+    qwrite(&q, o, path, sizeof path);
     int32_t ids[QCTX];
     uint32_t s = 7;
     for (int i = 0; i < n; i++)
         ids[i] = i == 0 ? 1 : 3 + (int32_t)(lcg(&s) % (QV - 3));
-    double *want = oracle(&q, ids, n, window > 0 && window < n_ctx ? window : n_ctx);
+    double *want =
+        oracle(&q, ids, n, window > 0 && window < n_ctx ? window : n_ctx, n_rot, neox);
     const char *backends[8];
     const int nb = gl_backend_list(backends, 8);
     for (int bi = 0; bi < nb; bi++) {
@@ -551,10 +560,12 @@ static void check_qwen3(int window, int n_ctx, int n)
                 const double e = rel_err(got + (size_t)p * QV, w, QV);
                 worst = e > worst ? e : worst;
             }
-            fprintf(stderr, "families: qwen3 oracle (window %d, ctx %d) %s %s: worst %.2e\n",
-                    window, n_ctx, backends[bi], pass ? "token by token" : "one pass", worst);
-            cr_expect_leq(worst, 1e-4, "qwen3 vs oracle [%s, %s]: %.3e", backends[bi],
-                          pass ? "token by token" : "one pass", worst);
+            fprintf(stderr,
+                    "families: %s oracle (window %d, rope %d, ctx %d) %s %s: worst %.2e\n",
+                    o->arch ? o->arch : "qwen3", window, n_rot, n_ctx, backends[bi],
+                    pass ? "token by token" : "one pass", worst);
+            cr_expect_leq(worst, 1e-4, "%s vs oracle [%s, %s]: %.3e", o->arch ? o->arch : "qwen3",
+                          backends[bi], pass ? "token by token" : "one pass", worst);
             gl_ctx_free(c);
         }
         gl_model_free(m);
@@ -566,14 +577,23 @@ static void check_qwen3(int window, int n_ctx, int n)
 
 Test(qwen3, oracle)
 {
-    check_qwen3(0, QCTX, 24);
+    check_oracle(&(qopts){ 0 }, QCTX, 24);
 }
 
 /* A sliding window of 5 inside a ring of 8 that wraps twice: each position
  * sees exactly its 5 latest. */
 Test(qwen3, oracle_sliding_window_in_ring)
 {
-    check_qwen3(5, 8, 24);
+    check_oracle(&(qopts){ .window = 5 }, 8, 24);
+}
+
+/* Partial rotary dims, in both pairings: neox (qwen3) and adjacent pairs
+ * (the same tensors under `llama`, whose binder takes the optional Q/K
+ * norms as they come). */
+Test(qwen3, oracle_partial_rope)
+{
+    check_oracle(&(qopts){ .rope_dim = 16 }, QCTX, 24);
+    check_oracle(&(qopts){ .rope_dim = 16, .arch = "llama" }, QCTX, 24);
 }
 
 /* ---- loader errors ---------------------------------------------------------- */
