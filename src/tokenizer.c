@@ -668,14 +668,14 @@ static bool try_pair(spm_state *s, int32_t left, int32_t right)
     return heap_push(&s->heap, p);
 }
 
-static gl_status spm_encode(const gl_tokenizer *t, const char *text, size_t len, sink *out,
-                            gl_error *err)
+static gl_status spm_encode(const gl_tokenizer *t, const char *text, size_t len, bool prefix,
+                            sink *out, gl_error *err)
 {
     static const uint8_t utf8_len[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4 };
     size_t spaces = 0;
     for (size_t i = 0; i < len; i++)
         spaces += text[i] == ' ';
-    size_t n_esc = len + 2 * spaces + (t->add_space_prefix ? 3 : 0);
+    size_t n_esc = len + 2 * spaces + (prefix ? 3 : 0);
     gl_status st = GL_OK;
     spm_state s = { t, NULL, NULL, { NULL, 0, 0 } };
     char *esc = malloc(n_esc);
@@ -686,7 +686,7 @@ static gl_status spm_encode(const gl_tokenizer *t, const char *text, size_t len,
     }
     s.text = esc;
     size_t w = 0;
-    if (t->add_space_prefix) {
+    if (prefix) {
         memcpy(esc, "\xE2\x96\x81", 3);
         w = 3;
     }
@@ -759,8 +759,8 @@ done:
     return st;
 }
 
-int gl_tokenizer_encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos,
-                        int32_t *out, int cap, gl_error *err)
+static int encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos, bool continues,
+                  int32_t *out, int cap, gl_error *err)
 {
     /* Escaping can triple the text; ids and symbol indices are int. */
     const size_t max_len = ((size_t)INT_MAX - 16) / 3;
@@ -781,10 +781,24 @@ int gl_tokenizer_encode(const gl_tokenizer *t, const char *text, size_t len, boo
         return s.n;
     gl_status st = GL_OK;
     switch (t->kind) {
-    case VOCAB_SPM: st = spm_encode(t, text, len, &s, err); break;
+    case VOCAB_SPM:
+        st = spm_encode(t, text, len, t->add_space_prefix && !continues, &s, err);
+        break;
     case VOCAB_BPE: st = gl_bpe_encode(t->bpe, text, len, &s, err); break;
     }
     return st ? -1 : s.n;
+}
+
+int gl_tokenizer_encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos,
+                        int32_t *out, int cap, gl_error *err)
+{
+    return encode(t, text, len, add_bos, false, out, cap, err);
+}
+
+int gl_tokenizer_encode_more(const gl_tokenizer *t, const char *text, size_t len, int32_t *out,
+                             int cap, gl_error *err)
+{
+    return encode(t, text, len, false, true, out, cap, err);
 }
 
 /* ---- streaming detokenizer ---------------------------------------------- */

@@ -46,6 +46,13 @@ void gl_tokenizer_free(gl_tokenizer *t);
 int gl_tokenizer_encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos,
                         int32_t *out, int cap, gl_error *err);
 
+/* Tokenizes text that continues text already tokenized (a file read in
+ * pieces): no BOS and no SentencePiece space prefix. Equals the tokens of
+ * the whole text only when the cut falls where no token or pre-token can
+ * straddle it (tools/perplexity_cmd.c cuts after a line break). */
+int gl_tokenizer_encode_more(const gl_tokenizer *t, const char *text, size_t len, int32_t *out,
+                             int cap, gl_error *err);
+
 int gl_tokenizer_n_vocab(const gl_tokenizer *t);
 /* Special ids, -1 when the vocabulary has none. */
 int32_t gl_tokenizer_bos(const gl_tokenizer *t);

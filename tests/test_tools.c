@@ -48,8 +48,9 @@ static const char *shape = "--shape custom --dim 128 --layers 2 --heads 4 --kv-h
 
 Test(synth, deterministic_and_valid)
 {
-    const char *types[] = { "q4_0", "q8_0", "f16", "f32" };
-    for (int i = 0; i < 4; i++) {
+    /* q4_k_m and iq4_xs on rows of 128: the mixes' 32-element fallbacks */
+    const char *types[] = { "q4_0", "q8_0", "f16", "f32", "q4_k_m", "iq4_xs" };
+    for (int i = 0; i < 6; i++) {
         char a[64], b[64], cmd[512];
         snprintf(a, sizeof a, "/tmp/gl_synth_a_%s.gguf", types[i]);
         snprintf(b, sizeof b, "/tmp/gl_synth_b_%s.gguf", types[i]);

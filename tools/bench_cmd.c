@@ -1,14 +1,34 @@
 /* genloop bench: prefill and decode speed of a model, with the machine's
  * memory read bandwidth measured in the same run, so decode speed is
- * reported against its roofline: tok/s <= bandwidth / weight bytes per token. */
+ * reported against its roofline: tok/s <= bandwidth / weight bytes per token.
+ *
+ * -p, -n, -t and --batch take comma-separated lists and -m repeats: every
+ * combination is one configuration, measured after an uncounted warm-up
+ * pass, -r times (mean and standard deviation over the repetitions). The
+ * bandwidth probe runs once per sweep, with the largest thread count, after
+ * the measurements. --batch B decodes B sequences together (one token each
+ * per step, every weight read once per step), so its tok/s are aggregate. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "bench/bwprobe.h"
 #include "cli.h"
+#include "context.h"
+#include "error.h"
 #include "genloop.h"
+#include "latency_plot.h"
+
+#define MAX_LIST    32
+#define MAX_MODELS  16
+#define MAX_CONFIGS 4096
+
+enum { OUT_LEGACY, OUT_MD, OUT_CSV, OUT_JSON, OUT_JSONL };
 
 static double now_s(void)
 {
@@ -33,18 +53,115 @@ static double bench_memory_bandwidth(int n_threads, size_t bytes, int reps)
     return bw;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The CPU's marketing name: /proc/cpuinfo's "model name" (x86, some Arm
+ * kernels), else the CPUID brand string, else "unknown". */
+static void cpu_name(char *out, size_t cap)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    snprintf(out, cap, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) && strncmp(line, "Hardware", 8))
+            continue;
+        const char *v = strchr(line, ':');
+        if (!v)
+            continue;
+        for (v++; *v == ' ' || *v == '\t';)
+            v++;
+        snprintf(out, cap, "%s", v);
+        out[strcspn(out, "\r\n")] = '\0';
+        fclose(f);
+        return;
+    }
+    if (f)
+        fclose(f);
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned int r[12];
+    if (__get_cpuid(0x80000000u, &r[0], &r[1], &r[2], &r[3]) && r[0] >= 0x80000004u) {
+        for (unsigned int i = 0; i < 3; i++)
+            __get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
+        char brand[49];
+        memcpy(brand, r, 48);
+        brand[48] = '\0';
+        const char *b = brand;
+        while (*b == ' ')
+            b++;
+        if (*b)
+            snprintf(out, cap, "%s", b);
+    }
+#endif
 }
 
-static double pct(const double *sorted, int n, double p)
+/* The weight type holding most bytes, and the runner-up when there is one
+ * besides F32 (norms): "Q4_K+Q6_K". */
+static void model_type(const gl_model_info *info, char *out, size_t cap)
 {
-    if (n == 0)
-        return 0;
-    int i = (int)(p / 100.0 * (n - 1) + 0.5);
-    return sorted[i < n ? i : n - 1];
+    int best = -1, second = -1;
+    for (int t = 0; t < 32; t++) {
+        if (!info->type_bytes[t])
+            continue;
+        if (best < 0 || info->type_bytes[t] > info->type_bytes[best]) {
+            second = best;
+            best = t;
+        } else if (second < 0 || info->type_bytes[t] > info->type_bytes[second]) {
+            second = t;
+        }
+    }
+    if (best < 0)
+        snprintf(out, cap, "none");
+    else if (second >= 0 && second != 0 && best != 0)
+        snprintf(out, cap, "%s+%s", gl_type_name(best), gl_type_name(second));
+    else
+        snprintf(out, cap, "%s", gl_type_name(best));
+}
+
+typedef struct int_list {
+    long long v[MAX_LIST];
+    int n;
+} int_list;
+
+static bool parse_list(const char *flag, const char *s, long long lo, long long hi, int_list *out)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    out->n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (out->n == MAX_LIST) {
+            cli_error("%s takes at most %d values", flag, MAX_LIST);
+            return false;
+        }
+        if (!cli_int(flag, tok, lo, hi, &out->v[out->n]))
+            return false;
+        out->n++;
+    }
+    if (!out->n || s[0] == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,")) {
+        cli_error("%s expects a comma-separated list of numbers, got '%s'", flag, s);
+        return false;
+    }
+    return true;
+}
+
+typedef struct bench_row {
+    const char *model;
+    char model_name[128], model_type[32], label[192];
+    const char *backend, *cpu;
+    uint64_t model_bytes;
+    int threads, n_prompt, n_gen, batch, reps;
+    double pre_mean, pre_std, dec_mean, dec_std, ttft_ms, load_ms, load_first_ms;
+    double p50, p90, p99, rss, wbt, bw, roof_tok_s, roof_pct;
+    double *series; /* per-token decode latency of the last repetition */
+} bench_row;
+
+static void mean_std(const double *v, int n, double *mean, double *std)
+{
+    double s = 0, s2 = 0;
+    for (int i = 0; i < n; i++)
+        s += v[i];
+    *mean = n ? s / n : 0;
+    for (int i = 0; i < n; i++)
+        s2 += (v[i] - *mean) * (v[i] - *mean);
+    *std = n > 1 ? sqrt(s2 / (n - 1)) : 0;
 }
 
 static int argmax(const float *x, int n)
@@ -56,21 +173,347 @@ static int argmax(const float *x, int n)
     return best;
 }
 
+/* The buffers of one configuration. */
+typedef struct bench_run {
+    gl_ctx *c;
+    int V, p, n, batch;
+    int32_t *prompt_rows, *tok; /* [batch * p], [batch] */
+    int *seq_rows, *out_rows;   /* [batch * p], [max(batch, n_batch)] */
+    float *logits;              /* [batch][V] */
+} bench_run;
+
+/* One prefill of every sequence's prompt and n decode steps. lat (n entries,
+ * may be NULL) gets each step's milliseconds. */
+static gl_status one_pass(bench_run *b, int n, double *pre_s, double *dec_s, double *lat,
+                          gl_error *err)
+{
+    gl_ctx_reset(b->c);
+    const int rows = b->batch * b->p, nb = b->c->n_batch;
+    const double t0 = now_s();
+    for (int r0 = 0, out = 0; r0 < rows; r0 += nb) {
+        const int cnt = rows - r0 < nb ? rows - r0 : nb;
+        int n_out = 0;
+        for (int i = 0; i < cnt; i++)
+            if ((r0 + i) % b->p == b->p - 1)
+                b->out_rows[n_out++] = i;
+        gl_batch bt = { .tokens = b->prompt_rows + r0,
+                        .seq = b->seq_rows + r0,
+                        .n = cnt,
+                        .out_rows = b->out_rows,
+                        .n_out = n_out,
+                        .logits = b->logits + (size_t)out * (size_t)b->V };
+        gl_status st = gl_ctx_forward(b->c, &bt, err);
+        if (st)
+            return st;
+        out += n_out;
+    }
+    for (int s = 0; s < b->batch; s++)
+        b->tok[s] = argmax(b->logits + (size_t)s * (size_t)b->V, b->V);
+    const double t1 = now_s();
+    for (int s = 0; s < b->batch; s++)
+        b->out_rows[s] = s;
+    for (int i = 0; i < n; i++) {
+        const double ts = now_s();
+        /* one token per sequence: row s is sequence s, and out_rows
+         * holds 0..batch-1, so it serves as the sequence table too */
+        gl_batch bt = { .tokens = b->tok,
+                        .seq = b->out_rows,
+                        .n = b->batch,
+                        .out_rows = b->out_rows,
+                        .n_out = b->batch,
+                        .logits = b->logits };
+        gl_status st = gl_ctx_forward(b->c, &bt, err);
+        if (st)
+            return st;
+        for (int s = 0; s < b->batch; s++)
+            b->tok[s] = argmax(b->logits + (size_t)s * (size_t)b->V, b->V);
+        if (lat)
+            lat[i] = (now_s() - ts) * 1e3;
+    }
+    *pre_s = t1 - t0;
+    *dec_s = now_s() - t1;
+    return GL_OK;
+}
+
+static void free_run(bench_run *b)
+{
+    gl_ctx_free(b->c);
+    free(b->prompt_rows);
+    free(b->tok);
+    free(b->seq_rows);
+    free(b->out_rows);
+    free(b->logits);
+}
+
+/* Measures one configuration into row (model fields already set). */
+static gl_status run_config(gl_model *m, const gl_model_info *info, int cache_type, bench_row *row,
+                            gl_error *err)
+{
+    const double t_ctx = now_s();
+    bench_run b = { .V = info->n_vocab, .p = row->n_prompt, .n = row->n_gen, .batch = row->batch };
+    gl_ctx_params cp = gl_ctx_default_params();
+    cp.n_ctx = b.p + b.n + 1;
+    cp.n_threads = row->threads;
+    cp.n_seq = b.batch;
+    cp.n_batch = b.batch > 512 ? b.batch : 512;
+    cp.cache_type = cache_type;
+    gl_status st = gl_ctx_create(&b.c, m, &cp, err);
+    if (st)
+        return st;
+    row->threads = gl_ctx_n_threads(b.c);
+    const size_t rows = (size_t)b.batch * (size_t)b.p;
+    const int reps = row->reps;
+    b.prompt_rows = malloc(rows * sizeof *b.prompt_rows);
+    b.seq_rows = malloc(rows * sizeof *b.seq_rows);
+    b.tok = malloc((size_t)b.batch * sizeof *b.tok);
+    b.out_rows = malloc((size_t)cp.n_batch * sizeof *b.out_rows);
+    b.logits = malloc((size_t)b.batch * (size_t)b.V * sizeof *b.logits);
+    double *lat = malloc((size_t)reps * (size_t)b.n * sizeof *lat);
+    double *pre = malloc((size_t)reps * sizeof *pre), *dec = malloc((size_t)reps * sizeof *dec);
+    row->series = malloc((size_t)b.n * sizeof *row->series);
+    if (!b.prompt_rows || !b.seq_rows || !b.tok || !b.out_rows || !b.logits || !lat || !pre ||
+        !dec || !row->series) {
+        st = gl_fail(err, GL_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    /* a fixed, vocabulary-spread prompt: same work on every run */
+    const int V = b.V;
+    for (size_t r = 0; r < rows; r++) {
+        const int i = (int)(r % (size_t)b.p);
+        b.prompt_rows[r] =
+            (int32_t)(i == 0 && info->bos_id >= 0 ? info->bos_id
+                                                  : 3 + (i * 7919) % (V > 3 ? V - 3 : 1));
+        b.seq_rows[r] = (int)(r / (size_t)b.p);
+    }
+    /* warm-up, not counted: caches, page faults, thread wake-ups */
+    double ps, ds;
+    if ((st = one_pass(&b, b.n < 4 ? b.n : 4, &ps, &ds, NULL, err)))
+        goto done;
+    row->load_first_ms = row->load_ms + (now_s() - t_ctx - ds) * 1e3;
+    double ttft = 0;
+    for (int r = 0; r < reps; r++) {
+        if ((st = one_pass(&b, b.n, &ps, &ds, lat + (size_t)r * (size_t)b.n, err)))
+            goto done;
+        pre[r] = (double)rows / ps;
+        dec[r] = (double)b.batch * b.n / ds;
+        ttft = r == 0 || ps * 1e3 < ttft ? ps * 1e3 : ttft;
+    }
+    memcpy(row->series, lat + (size_t)(reps - 1) * (size_t)b.n, (size_t)b.n * sizeof *lat);
+    mean_std(pre, reps, &row->pre_mean, &row->pre_std);
+    mean_std(dec, reps, &row->dec_mean, &row->dec_std);
+    double p[3];
+    if (lp_percentiles(lat, reps * b.n, p)) {
+        st = gl_fail(err, GL_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    row->p50 = p[0];
+    row->p90 = p[1];
+    row->p99 = p[2];
+    row->ttft_ms = ttft;
+    /* peak RSS so far (a high-water mark of the whole sweep), read before
+     * the probe's buffer counts */
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    row->rss = (double)ru.ru_maxrss * 1024.0;
+done:
+    free(lat);
+    free(pre);
+    free(dec);
+    free_run(&b);
+    return st;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static void json_row(const bench_row *r, bool series)
+{
+    printf("{\"model\": ");
+    json_write_str(stdout, r->model, strlen(r->model));
+    printf(", \"model_name\": ");
+    json_write_str(stdout, r->model_name, strlen(r->model_name));
+    printf(", \"cpu\": ");
+    json_write_str(stdout, r->cpu, strlen(r->cpu));
+    printf(", \"model_type\": \"%s\", \"model_bytes\": %llu, \"backend\": \"%s\", "
+           "\"threads\": %d, \"batch\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"reps\": %d, "
+           "\"prefill_tok_s\": %.2f, \"prefill_tok_s_std\": %.2f, \"decode_tok_s\": %.2f, "
+           "\"decode_tok_s_std\": %.2f, "
+           "\"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f}, "
+           "\"ttft_ms\": %.3f, \"load_ms\": %.3f, \"load_to_first_token_ms\": %.3f, "
+           "\"peak_rss_bytes\": %.0f, \"bandwidth_gbs\": %.3f, \"weight_bytes_per_token\": %.0f, "
+           "\"roofline_tok_s\": %.2f, \"roofline_pct\": %.2f",
+           r->model_type, (unsigned long long)r->model_bytes, r->backend, r->threads, r->batch,
+           r->n_prompt, r->n_gen, r->reps, r->pre_mean, r->pre_std, r->dec_mean, r->dec_std, r->p50,
+           r->p90, r->p99, r->ttft_ms, r->load_ms, r->load_first_ms, r->rss, r->bw, r->wbt,
+           r->roof_tok_s, r->roof_pct);
+    if (series) {
+        printf(", \"latency_series_ms\": [");
+        for (int i = 0; i < r->n_gen; i++)
+            printf("%s%.4f", i ? ", " : "", r->series[i]);
+        printf("]");
+    }
+    printf("}");
+}
+
+static void csv_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+static void print_rows(const bench_row *rows, int n, int fmt, int bw_threads)
+{
+    if (fmt == OUT_JSON || fmt == OUT_JSONL) {
+        if (fmt == OUT_JSON)
+            printf("[\n");
+        for (int i = 0; i < n; i++) {
+            json_row(&rows[i], true);
+            printf(fmt == OUT_JSON && i + 1 < n ? ",\n" : "\n");
+        }
+        if (fmt == OUT_JSON)
+            printf("]\n");
+        return;
+    }
+    if (fmt == OUT_CSV) {
+        printf("model,model_type,model_bytes,cpu,backend,threads,batch,n_prompt,n_gen,reps,"
+               "prefill_tok_s,prefill_tok_s_std,decode_tok_s,decode_tok_s_std,latency_p50_ms,"
+               "latency_p90_ms,latency_p99_ms,ttft_ms,peak_rss_bytes,bandwidth_gbs,"
+               "weight_bytes_per_token,roofline_tok_s,roofline_pct\n");
+        for (int i = 0; i < n; i++) {
+            const bench_row *r = &rows[i];
+            csv_str(r->model);
+            printf(",%s,%llu,", r->model_type, (unsigned long long)r->model_bytes);
+            csv_str(r->cpu);
+            printf(",%s,%d,%d,%d,%d,%d,%.2f,%.2f,%.2f,%.2f,%.4f,%.4f,%.4f,%.3f,%.0f,%.3f,%.0f,"
+                   "%.2f,%.2f\n",
+                   r->backend, r->threads, r->batch, r->n_prompt, r->n_gen, r->reps, r->pre_mean,
+                   r->pre_std, r->dec_mean, r->dec_std, r->p50, r->p90, r->p99, r->ttft_ms, r->rss,
+                   r->bw, r->wbt, r->roof_tok_s, r->roof_pct);
+        }
+        return;
+    }
+    printf("| model | type | size MiB | cpu | backend | threads | batch | prompt | gen | "
+           "prefill tok/s | decode tok/s | p50 ms | p99 ms | roofline %% |\n"
+           "|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < n; i++) {
+        const bench_row *r = &rows[i];
+        const char *base = strrchr(r->model, '/');
+        printf("| %s | %s | %.1f | %s | %s | %d | %d | %d | %d | %.1f ± %.1f | %.2f ± %.2f | "
+               "%.3f | %.3f | %.1f |\n",
+               base ? base + 1 : r->model, r->model_type, r->model_bytes / 1048576.0, r->cpu,
+               r->backend, r->threads, r->batch, r->n_prompt, r->n_gen, r->pre_mean, r->pre_std,
+               r->dec_mean, r->dec_std, r->p50, r->p99, r->roof_pct);
+    }
+    printf("\nmemory read bandwidth %.2f GB/s (one probe for the sweep, %d threads); roofline %% "
+           "= decode tok/s / (batch x bandwidth / weight bytes per token)\n",
+           rows[0].bw, bw_threads);
+}
+
+static void print_legacy(const bench_row *r)
+{
+    const double bw = r->bw;
+    printf("model %s (%s, %s, %.1f MiB), backend %s, %d threads, cpu %s\n", r->model, r->model_name,
+           r->model_type, r->model_bytes / 1048576.0, r->backend, r->threads, r->cpu);
+    printf("prefill  %6d tok: %10.2f ± %.2f tok/s   (time to first token %.2f ms)\n", r->n_prompt,
+           r->pre_mean, r->pre_std, r->ttft_ms);
+    printf("decode   %6d tok: %10.2f ± %.2f tok/s   latency p50 %.3f p90 %.3f p99 %.3f ms\n",
+           r->n_gen, r->dec_mean, r->dec_std, r->p50, r->p90, r->p99);
+    printf("memory read bandwidth %.2f GB/s, weights %.1f MB/token -> roofline %.2f tok/s; "
+           "decode at %.1f%% of roofline\n",
+           bw, r->wbt / 1e6, r->roof_tok_s, r->roof_pct);
+    printf("peak RSS %.1f MB; load %.1f ms; load + first token %.1f ms\n", r->rss / 1e6, r->load_ms,
+           r->load_first_ms);
+}
+
+/* Labels naming what varies across the sweep; with `skip` ('t' or 'p')
+ * that parameter is left out (the x axis of a sweep panel). */
+static void make_label(const bench_row *r, const bool vary[5], char skip, char *out, size_t cap)
+{
+    const char *base = strrchr(r->model, '/');
+    size_t w = 0;
+    out[0] = '\0';
+#define ADD(...) w += (size_t)snprintf(out + w, w < cap ? cap - w : 0, __VA_ARGS__)
+    if (vary[0])
+        ADD("%s ", base ? base + 1 : r->model);
+    if (vary[1] && skip != 't')
+        ADD("t=%d ", r->threads);
+    if (vary[2] && skip != 'p')
+        ADD("p=%d ", r->n_prompt);
+    if (vary[3])
+        ADD("n=%d ", r->n_gen);
+    if (vary[4])
+        ADD("b=%d ", r->batch);
+#undef ADD
+    if (w == 0)
+        snprintf(out, cap, "%s t=%d", base ? base + 1 : r->model, r->threads);
+    else if (w < cap)
+        out[w - 1] = '\0';
+}
+
+static int write_plot(const char *path, bench_row *rows, int n, int n_models)
+{
+    bool vary[5] = { n_models > 1, false, false, false, false };
+    for (int i = 1; i < n; i++) {
+        vary[1] |= rows[i].threads != rows[0].threads;
+        vary[2] |= rows[i].n_prompt != rows[0].n_prompt;
+        vary[3] |= rows[i].n_gen != rows[0].n_gen;
+        vary[4] |= rows[i].batch != rows[0].batch;
+    }
+    lp_series *s = calloc((size_t)n, sizeof *s);
+    lp_point *pt = calloc((size_t)n, sizeof *pt), *pd = calloc((size_t)n, sizeof *pd);
+    char(*gt)[192] = calloc((size_t)n, sizeof *gt), (*gd)[192] = calloc((size_t)n, sizeof *gd);
+    int rc = -1;
+    if (s && pt && pd && gt && gd) {
+        for (int i = 0; i < n; i++) {
+            make_label(&rows[i], vary, 0, rows[i].label, sizeof rows[i].label);
+            make_label(&rows[i], vary, 't', gt[i], sizeof gt[i]);
+            make_label(&rows[i], vary, 'p', gd[i], sizeof gd[i]);
+            s[i] = (lp_series){ rows[i].label, rows[i].series, rows[i].n_gen,
+                                rows[i].p50,   rows[i].p90,    rows[i].p99 };
+            pt[i] = (lp_point){ gt[i], rows[i].threads, rows[i].dec_mean };
+            pd[i] = (lp_point){ gd[i], rows[i].n_prompt, rows[i].dec_mean };
+        }
+        char title[512];
+        snprintf(title, sizeof title, "genloop bench on %s (%s)", rows[0].cpu, rows[0].backend);
+        rc = latency_plot_write(path, title, s, n, pt, n, pd, n);
+    }
+    free(s);
+    free(pt);
+    free(pd);
+    free(gt);
+    free(gd);
+    return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-    const char *model = NULL, *backend = NULL;
-    long long n_prompt = 128, n_gen = 64, threads = 0, reps = 3, bw_mib = 1024;
-    bool json = false;
+    const char *models[MAX_MODELS], *backend = NULL, *plot = NULL;
+    int n_models = 0;
+    int_list lp = { { 128 }, 1 }, ln = { { 64 }, 1 }, lt = { { 0 }, 1 }, lb = { { 1 }, 1 };
+    long long reps = 3, bw_mib = 1024;
+    int fmt = OUT_LEGACY;
+    bool fmt_given = false;
     int cache_type = GL_CACHE_F16;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--json")) {
-            json = true;
+            fmt = OUT_JSONL;
+            fmt_given = true;
             continue;
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("usage: genloop bench -m MODEL [-p 128] [-n 64] [-t N] [-r REPS] "
-                   "[--bw-mib 1024] [--cache-type f16|q8_0|f32] [--backend NAME] [--json]\n");
+            printf("usage: genloop bench -m MODEL [-m MODEL2 ...] [-p 128[,512...]] [-n 64[,...]]\n"
+                   "                     [-t N[,...]] [--batch B[,...]] [-r REPS] "
+                   "[-o md|csv|json|jsonl] [--json]\n"
+                   "                     [--plot FILE.svg] [--bw-mib 1024] "
+                   "[--cache-type f16|q8_0|f32] [--backend NAME]\n"
+                   "Lists sweep every combination (one row each, mean ± stddev over -r "
+                   "repetitions after a warm-up);\n--json is -o jsonl (one object per "
+                   "configuration); --batch B decodes B sequences at once.\n");
             return 0;
         }
         if (!v) {
@@ -78,22 +521,44 @@ int cmd_bench(int argc, char **argv)
             return EXIT_USAGE;
         }
         bool ok = true;
-        if (!strcmp(a, "-m"))
-            model = v;
-        else if (!strcmp(a, "--backend"))
+        if (!strcmp(a, "-m")) {
+            if (n_models == MAX_MODELS) {
+                cli_error("bench: at most %d models (-m)", MAX_MODELS);
+                return EXIT_USAGE;
+            }
+            models[n_models++] = v;
+        } else if (!strcmp(a, "--backend"))
             backend = v;
-        else if (!strcmp(a, "--cache-type")) {
+        else if (!strcmp(a, "--plot"))
+            plot = v;
+        else if (!strcmp(a, "-o")) {
+            fmt_given = true;
+            if (!strcmp(v, "md"))
+                fmt = OUT_MD;
+            else if (!strcmp(v, "csv"))
+                fmt = OUT_CSV;
+            else if (!strcmp(v, "json"))
+                fmt = OUT_JSON;
+            else if (!strcmp(v, "jsonl"))
+                fmt = OUT_JSONL;
+            else {
+                cli_error("bench: -o expects md, csv, json or jsonl, got '%s'", v);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--cache-type")) {
             cache_type = gl_cache_type_from_name(v);
             if (cache_type < 0) {
                 cli_error("bench: --cache-type expects f16, q8_0 or f32, got '%s'", v);
                 return EXIT_USAGE;
             }
         } else if (!strcmp(a, "-p"))
-            ok = cli_int(a, v, 1, 1 << 16, &n_prompt);
+            ok = parse_list(a, v, 1, 1 << 16, &lp);
         else if (!strcmp(a, "-n"))
-            ok = cli_int(a, v, 1, 1 << 20, &n_gen);
+            ok = parse_list(a, v, 1, 1 << 20, &ln);
         else if (!strcmp(a, "-t"))
-            ok = cli_int(a, v, 1, 256, &threads);
+            ok = parse_list(a, v, 1, 256, &lt);
+        else if (!strcmp(a, "--batch"))
+            ok = parse_list(a, v, 1, 256, &lb);
         else if (!strcmp(a, "-r"))
             ok = cli_int(a, v, 1, 1000, &reps);
         else if (!strcmp(a, "--bw-mib"))
@@ -106,119 +571,93 @@ int cmd_bench(int argc, char **argv)
             return EXIT_USAGE;
         i++;
     }
-    if (!model) {
+    if (!n_models) {
         cli_error("bench: missing -m MODEL");
         return EXIT_USAGE;
     }
+    const int n_cfg = n_models * lt.n * lp.n * ln.n * lb.n;
+    if (n_cfg > MAX_CONFIGS) {
+        cli_error("bench: %d configurations is too many (at most %d)", n_cfg, MAX_CONFIGS);
+        return EXIT_USAGE;
+    }
+    if (n_cfg > 1 && !fmt_given)
+        fmt = OUT_MD;
     gl_error err;
     if (backend && gl_backend_check(backend, &err)) {
         cli_error("%s", err.msg);
         return err.code == GL_ERR_ARG ? EXIT_USAGE : EXIT_RUNTIME;
     }
-
-    double t_load = now_s();
-    gl_model *m = NULL;
-    gl_model_params mp = gl_model_default_params();
-    mp.backend = backend;
-    if (gl_model_load(&m, model, &mp, &err)) {
-        cli_error("%s", err.msg);
+    char cpu[256];
+    cpu_name(cpu, sizeof cpu);
+    bench_row *rows = calloc((size_t)n_cfg, sizeof *rows);
+    if (!rows) {
+        cli_error("out of memory");
         return EXIT_RUNTIME;
     }
-    const double load_s = now_s() - t_load;
-    gl_ctx_params cp = gl_ctx_default_params();
-    cp.n_ctx = (int)(n_prompt + n_gen + 1);
-    cp.n_threads = (int)threads;
-    cp.cache_type = cache_type;
-    gl_ctx *c = NULL;
-    if (gl_ctx_create(&c, m, &cp, &err)) {
-        cli_error("%s", err.msg);
-        gl_model_free(m);
-        return EXIT_RUNTIME;
-    }
-    const int nt = threads ? (int)threads : gl_ctx_n_threads(c);
-    gl_model_info info;
-    gl_model_get_info(m, &info);
-    const int V = info.n_vocab;
-    float *logits = malloc(sizeof *logits * (size_t)V);
-    int32_t *prompt = malloc(sizeof *prompt * (size_t)n_prompt);
-    double *lat = malloc(sizeof *lat * (size_t)(reps * n_gen));
-    double *pre = malloc(sizeof *pre * (size_t)reps), *dec = malloc(sizeof *dec * (size_t)reps);
-    double ttft = 0, load_to_first = 0;
-    int n_lat = 0;
-    /* a fixed, vocabulary-spread prompt: same work on every run */
-    for (int i = 0; i < n_prompt; i++)
-        prompt[i] = (int32_t)(i == 0 && info.bos_id >= 0 ? info.bos_id
-                                                         : 3 + (i * 7919) % (V > 3 ? V - 3 : 1));
-    for (int r = 0; r < reps; r++) {
-        gl_ctx_reset(c);
-        double t0 = now_s();
-        if (gl_ctx_eval(c, prompt, (int)n_prompt, logits, false, &err))
-            goto fail;
-        int32_t tok = argmax(logits, V);
-        double t1 = now_s();
-        if (r == 0)
-            load_to_first = t1 - t_load;
-        pre[r] = n_prompt / (t1 - t0);
-        ttft = r == 0 || (t1 - t0) * 1e3 < ttft ? (t1 - t0) * 1e3 : ttft;
-        double td = now_s();
-        for (int i = 0; i < n_gen; i++) {
-            double ts = now_s();
-            if (gl_ctx_eval(c, &tok, 1, logits, false, &err))
-                goto fail;
-            tok = argmax(logits, V);
-            lat[n_lat++] = (now_s() - ts) * 1e3;
+    int n_rows = 0, rc = 0, max_threads = 1;
+    for (int mi = 0; mi < n_models && !rc; mi++) {
+        const double t_load = now_s();
+        gl_model *m = NULL;
+        gl_model_params mp = gl_model_default_params();
+        mp.backend = backend;
+        if (gl_model_load(&m, models[mi], &mp, &err)) {
+            cli_error("%s", err.msg);
+            rc = EXIT_RUNTIME;
+            break;
         }
-        dec[r] = n_gen / (now_s() - td);
+        const double load_ms = (now_s() - t_load) * 1e3;
+        gl_model_info info;
+        gl_model_get_info(m, &info);
+        for (int ti = 0; ti < lt.n && !rc; ti++)
+            for (int pi = 0; pi < lp.n && !rc; pi++)
+                for (int ni = 0; ni < ln.n && !rc; ni++)
+                    for (int bi = 0; bi < lb.n && !rc; bi++) {
+                        bench_row *r = &rows[n_rows];
+                        r->model = models[mi];
+                        r->cpu = cpu;
+                        snprintf(r->model_name, sizeof r->model_name, "%s", info.name);
+                        model_type(&info, r->model_type, sizeof r->model_type);
+                        r->backend = info.backend;
+                        r->model_bytes = info.file_bytes;
+                        r->threads = (int)lt.v[ti];
+                        r->n_prompt = (int)lp.v[pi];
+                        r->n_gen = (int)ln.v[ni];
+                        r->batch = (int)lb.v[bi];
+                        r->reps = (int)reps;
+                        r->load_ms = load_ms;
+                        r->wbt = (double)info.weight_bytes_per_token;
+                        if (run_config(m, &info, cache_type, r, &err)) {
+                            cli_error("%s", err.msg);
+                            rc = EXIT_RUNTIME;
+                        }
+                        max_threads = r->threads > max_threads ? r->threads : max_threads;
+                        n_rows++;
+                        if (fmt != OUT_LEGACY && fmt != OUT_JSONL && !rc && n_cfg > 1)
+                            fprintf(stderr, "genloop: bench %d/%d done\n", n_rows, n_cfg);
+                    }
+        /* the backend name outlives the model: it is a static string */
+        gl_model_free(m);
     }
-    qsort(lat, (size_t)n_lat, sizeof *lat, cmp_double);
-    qsort(pre, (size_t)reps, sizeof *pre, cmp_double);
-    qsort(dec, (size_t)reps, sizeof *dec, cmp_double);
-    const double pre_med = pre[reps / 2], dec_med = dec[reps / 2];
-
-    /* peak RSS of the model run, read before the probe's buffer counts */
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    const double rss = (double)ru.ru_maxrss * 1024.0;
-    double bw = bench_memory_bandwidth(nt, (size_t)bw_mib << 20, 3);
-    const double wbt = (double)info.weight_bytes_per_token;
-    const double roof = bw > 0 ? bw * 1e9 / wbt : 0;
-    if (json) {
-        printf("{\"model\": ");
-        json_write_str(stdout, model, strlen(model));
-        printf(", \"backend\": \"%s\", \"threads\": %d, \"n_prompt\": %lld, \"n_gen\": %lld, "
-               "\"reps\": %lld, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, "
-               "\"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f}, "
-               "\"ttft_ms\": %.3f, \"load_ms\": %.3f, \"load_to_first_token_ms\": %.3f, "
-               "\"peak_rss_bytes\": %.0f, "
-               "\"bandwidth_gbs\": %.3f, \"weight_bytes_per_token\": %.0f, "
-               "\"roofline_tok_s\": %.2f, \"roofline_pct\": %.2f}\n",
-               info.backend, nt, n_prompt, n_gen, reps, pre_med, dec_med, pct(lat, n_lat, 50),
-               pct(lat, n_lat, 90), pct(lat, n_lat, 99), ttft, load_s * 1e3, load_to_first * 1e3,
-               rss, bw, wbt, roof, roof > 0 ? 100.0 * dec_med / roof : 0);
-    } else {
-        printf("model %s (%s, %d layers, dim %d), backend %s, %d threads\n", model, info.name,
-               info.n_layers, info.dim, info.backend, nt);
-        printf("prefill  %6lld tok: %10.2f tok/s   (time to first token %.2f ms)\n", n_prompt,
-               pre_med, ttft);
-        printf("decode   %6lld tok: %10.2f tok/s   latency p50 %.3f p90 %.3f p99 %.3f ms\n", n_gen,
-               dec_med, pct(lat, n_lat, 50), pct(lat, n_lat, 90), pct(lat, n_lat, 99));
-        printf("memory read bandwidth %.2f GB/s, weights %.1f MB/token -> roofline %.2f tok/s; "
-               "decode at %.1f%% of roofline\n",
-               bw, wbt / 1e6, roof, roof > 0 ? 100.0 * dec_med / roof : 0);
-        printf("peak RSS %.1f MB; load %.1f ms; load + first token %.1f ms\n", rss / 1e6,
-               load_s * 1e3, load_to_first * 1e3);
+    if (!rc) {
+        const double bw = bench_memory_bandwidth(max_threads, (size_t)bw_mib << 20, 3);
+        for (int i = 0; i < n_rows; i++) {
+            bench_row *r = &rows[i];
+            r->bw = bw;
+            r->roof_tok_s = bw > 0 ? r->batch * bw * 1e9 / r->wbt : 0;
+            r->roof_pct = r->roof_tok_s > 0 ? 100.0 * r->dec_mean / r->roof_tok_s : 0;
+        }
+        if (fmt == OUT_LEGACY)
+            print_legacy(&rows[0]);
+        else
+            print_rows(rows, n_rows, fmt, max_threads);
+        fflush(stdout);
+        if (plot && write_plot(plot, rows, n_rows, n_models)) {
+            cli_error("cannot write the plot '%s'", plot);
+            rc = EXIT_RUNTIME;
+        }
     }
-    free(logits);
-    free(prompt);
-    free(lat);
-    free(pre);
-    free(dec);
-    gl_ctx_free(c);
-    gl_model_free(m);
-    return 0;
-fail:
-    cli_error("%s", err.msg);
-    gl_ctx_free(c);
-    gl_model_free(m);
-    return EXIT_RUNTIME;
+    for (int i = 0; i < n_rows; i++)
+        free(rows[i].series);
+    free(rows);
+    return rc;
 }

@@ -25,6 +25,8 @@ void json_write_str(FILE *f, const char *s, size_t len);
 int cmd_synth(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
+int cmd_perplexity(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 
 /* Reads a whole stream into a NUL-terminated heap buffer. */
 char *read_all(FILE *f, size_t *len);

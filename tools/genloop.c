@@ -1,11 +1,13 @@
 /* genloop: the command-line program. Subcommands: run, tokenize, eval,
- * info. Exit status: 0 ok, 1 runtime error, 2 usage error. */
+ * info, synth, quantize, bench, batch, perplexity. Exit status: 0 ok,
+ * 1 runtime error, 2 usage error. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
 #include "genloop.h"
+#include "latency_plot.h"
 
 static const char usage_text[] =
     "usage: genloop <command> [options]\n"
@@ -14,20 +16,24 @@ static const char usage_text[] =
     "  run       -m MODEL -p PROMPT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
     "            [--repeat-penalty R] [--repeat-last-n N] [--seed S] [-t THREADS] [-c CTX]\n"
     "            [--keep N] [--no-ring] [--context-policy ring|crop] [--no-echo] [--json]\n"
-    "            [--backend NAME]\n"
+    "            [--backend NAME] [--latency-plot FILE.svg]\n"
     "  tokenize  -m MODEL [--no-bos] [-p TEXT]   (text from stdin when -p is absent)\n"
     "  eval      -m MODEL --ids \"1 2 3\" --logits-out FILE [-t THREADS] [-c CTX] [--keep N]\n"
     "  info      [MODEL] [--backend NAME]\n"
-    "  synth     --shape NAME --type q4_0|q8_0|f16|f32 -o FILE.gguf   (synthetic model)\n"
-    "  bench     -m MODEL [-p 128] [-n 64] [-t N] [-r REPS] [--json]\n"
+    "  synth     --shape NAME --type TYPE -o FILE.gguf   (synthetic model)\n"
+    "  quantize  -m IN.gguf -o OUT.gguf --type TYPE [--pure] [-t N]   (q4_k_m, q8_0, ...)\n"
+    "  bench     -m MODEL [-p 128[,..]] [-n 64[,..]] [-t N[,..]] [--batch B[,..]] [-r REPS]\n"
+    "            [-o md|csv|json|jsonl] [--json] [--plot FILE.svg]   (sweeps: lists)\n"
     "  batch     -m MODEL --input prompts.jsonl [--output out.jsonl] [--max-batch B]\n"
     "            [-t THREADS] [-c CTX]   (continuous batching)\n"
+    "  perplexity -m MODEL -f TEXT [-c CTX] [-b BATCH] [-t N] [--chunks N] [--json]\n"
+    "            [--kl-divergence-base FILE | --kl-divergence FILE]\n"
     "\n"
     "Run 'genloop <command> --help' for details.\n";
 
 /* Options shared by the commands; each command accepts its own subset. */
 typedef struct opts {
-    const char *model, *prompt, *ids, *logits_out, *backend;
+    const char *model, *prompt, *ids, *logits_out, *backend, *latency_plot;
     bool have_prompt, no_bos, json, no_ring, no_echo, have_seed;
     long long n_predict, threads, n_ctx, keep, repeat_last_n;
     double temp, top_k, top_p, min_p, repeat_penalty;
@@ -142,6 +148,9 @@ static int parse(int argc, char **argv, const char *cmd, int mask, opts *o, cons
                 o->context_policy = GL_CTX_POLICY_AUTO;
             else
                 return usage_error(cmd, "--context-policy expects ring or crop, got '%s'", v);
+        } else if (!strcmp(a, "--latency-plot")) {
+            TAKES_VALUE(F_RUN);
+            o->latency_plot = v;
         } else if (!strcmp(a, "--ids")) {
             TAKES_VALUE(F_EVAL);
             o->ids = v;
@@ -230,11 +239,46 @@ typedef struct run_state {
     bool warned;
     char *text; /* accumulated output for --json */
     size_t len, cap;
+    /* --latency-plot: time between consecutive tokens, as the user sees them */
+    bool record;
+    double t_last;
+    double *lat;
+    int n_lat, cap_lat;
 } run_state;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Records the time since the previous token (the first token has none: its
+ * wait is the prefill). Stops recording, not generating, past 2^22 tokens. */
+static void record_latency(run_state *rs)
+{
+    const double t = mono_s();
+    if (rs->t_last > 0 && rs->n_lat < (1 << 22)) {
+        if (rs->n_lat == rs->cap_lat) {
+            const int nc = rs->cap_lat ? rs->cap_lat * 2 : 1024;
+            double *nl = realloc(rs->lat, (size_t)nc * sizeof *nl);
+            if (!nl) {
+                rs->record = false;
+                return;
+            }
+            rs->lat = nl;
+            rs->cap_lat = nc;
+        }
+        rs->lat[rs->n_lat++] = (t - rs->t_last) * 1e3;
+    }
+    rs->t_last = t;
+}
 
 static bool on_token(void *user, int32_t id, const char *text, size_t len)
 {
     run_state *rs = user;
+    if (id >= 0 && rs->record)
+        record_latency(rs);
     if (id >= 0 && ++rs->n_pos > rs->n_train && !rs->warned && rs->n_train > 0) {
         rs->warned = true;
         fprintf(stderr,
@@ -276,7 +320,7 @@ static int cmd_run(int argc, char **argv)
     gl_model *m = NULL;
     gl_ctx *c = NULL;
     int32_t *prompt = NULL, *out = NULL;
-    run_state rs = { .stream = !o.json };
+    run_state rs = { .stream = !o.json, .record = o.latency_plot != NULL };
     if ((rc = load_model(&o, false, &m)))
         goto done;
     gl_error err;
@@ -358,6 +402,19 @@ static int cmd_run(int argc, char **argv)
         rc = EXIT_RUNTIME;
         goto done;
     }
+    double pcts[3];
+    lp_percentiles(rs.lat, rs.n_lat, pcts);
+    if (o.latency_plot) {
+        const char *base = strrchr(o.model, '/');
+        const lp_series ser = {
+            base ? base + 1 : o.model, rs.lat, rs.n_lat, pcts[0], pcts[1], pcts[2]
+        };
+        if (latency_plot_write(o.latency_plot, "genloop run: time between generated tokens", &ser,
+                               1, NULL, 0, NULL, 0)) {
+            cli_error("cannot write the latency plot '%s'", o.latency_plot);
+            rc = EXIT_RUNTIME;
+        }
+    }
     const double dec_tok_s = res.decode_ms > 0 ? res.n_generated / (res.decode_ms / 1e3) : 0;
     const double pre_tok_s = res.prefill_ms > 0 ? n / (res.prefill_ms / 1e3) : 0;
     if (o.json) {
@@ -371,9 +428,18 @@ static int cmd_run(int argc, char **argv)
         printf("], \"text\": ");
         json_write_str(stdout, rs.text ? rs.text : "", rs.len);
         printf(", \"stop\": \"%s\", \"seed\": %llu, \"timings\": {\"prefill_ms\": %.3f, "
-               "\"decode_ms\": %.3f, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f}}\n",
+               "\"decode_ms\": %.3f, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f",
                gl_stop_reason_name(res.stop), (unsigned long long)gp.sampling.seed, res.prefill_ms,
                res.decode_ms, pre_tok_s, dec_tok_s);
+        if (o.latency_plot) {
+            printf(", \"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f}, "
+                   "\"latency_series_ms\": [",
+                   pcts[0], pcts[1], pcts[2]);
+            for (int i = 0; i < rs.n_lat; i++)
+                printf("%s%.4f", i ? ", " : "", rs.lat[i]);
+            printf("]");
+        }
+        printf("}}\n");
     } else {
         fputc('\n', stdout);
     }
@@ -384,6 +450,7 @@ static int cmd_run(int argc, char **argv)
             n, pre_tok_s, res.n_generated, dec_tok_s, gl_stop_reason_name(res.stop),
             (unsigned long long)gp.sampling.seed);
 done:
+    free(rs.lat);
     free(rs.text);
     free(out);
     free(prompt);
@@ -634,10 +701,14 @@ int main(int argc, char **argv)
         return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "synth"))
         return cmd_synth(argc - 2, argv + 2);
+    if (!strcmp(cmd, "quantize"))
+        return cmd_quantize(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "batch"))
         return cmd_batch(argc - 2, argv + 2);
+    if (!strcmp(cmd, "perplexity"))
+        return cmd_perplexity(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage_text, stdout);
         return 0;

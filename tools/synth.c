@@ -5,8 +5,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "gguf.h"
+#include "quant_mix.h"
+#include "quantize_rows.h"
 #include "synth_writer.h"
 
 /* A model shape and its family's traits, so benchmarks run the real
@@ -105,19 +109,6 @@ static void fill_row(uint64_t *s, float *x, int n, float a)
     }
 }
 
-static int parse_type(const char *s)
-{
-    if (!strcmp(s, "q4_0"))
-        return SW_Q4_0;
-    if (!strcmp(s, "q8_0"))
-        return SW_Q8_0;
-    if (!strcmp(s, "f16"))
-        return SW_F16;
-    if (!strcmp(s, "f32"))
-        return SW_F32;
-    return -1;
-}
-
 /* A vocabulary that tokenizes any text: <unk> <s> </s>, the 256 byte tokens,
  * then "▁"-prefixed and plain letter n-grams with decreasing scores. */
 static void add_vocab(sw_writer *w, int n_vocab)
@@ -192,6 +183,8 @@ typedef struct tensor_plan {
 int cmd_synth(int argc, char **argv)
 {
     const char *shape_name = NULL, *type_name = "q4_0", *out = NULL;
+    long long threads = 0;
+    bool pure = false;
     shape s = { 0 };
     long long custom[7] = { 0 }; /* dim layers heads kv ffn vocab ctx */
     static const char *const custom_flags[7] = { "--dim", "--layers", "--heads", "--kv-heads",
@@ -200,10 +193,19 @@ int cmd_synth(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool matched = false;
+        if (!strcmp(a, "--pure")) {
+            pure = true;
+            continue;
+        }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("usage: genloop synth --shape NAME --type q4_0|q8_0|f16|f32 -o FILE.gguf\n"
-                   "       [--dim N --layers N --heads N --kv-heads N --ffn N --vocab N --ctx N]"
-                   " [--seed S]\nshapes:");
+            printf(
+                "usage: genloop synth --shape NAME --type TYPE -o FILE.gguf [-t THREADS]\n"
+                "       [--dim N --layers N --heads N --kv-heads N --ffn N --vocab N --ctx N]"
+                " [--seed S]\ntypes: %s\n"
+                "  (mixes such as q4_k_m assign per-tensor types with genloop quantize's rules;\n"
+                "  the quantizers are the same full-quality ones, rows spread over -t threads)\n"
+                "shapes:",
+                gl_qmix_names());
             for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
                 printf(" %s", shapes[k].name);
             printf(", custom (give every --dim... flag)\n");
@@ -227,6 +229,9 @@ int cmd_synth(int argc, char **argv)
             type_name = v;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             out = v;
+        } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
+            if (!cli_int(a, v, 1, 256, &threads))
+                return EXIT_USAGE;
         } else if (!strcmp(a, "--seed")) {
             if (!cli_u64(a, v, &seed))
                 return EXIT_USAGE;
@@ -240,10 +245,15 @@ int cmd_synth(int argc, char **argv)
         cli_error("synth: missing -o FILE.gguf");
         return EXIT_USAGE;
     }
-    const int wtype = parse_type(type_name);
-    if (wtype < 0) {
-        cli_error("synth: --type must be q4_0, q8_0, f16 or f32, got '%s'", type_name);
+    const gl_qmix *mix = gl_qmix_find(type_name);
+    if (!mix) {
+        cli_error("synth: unknown --type '%s'; one of: %s", type_name, gl_qmix_names());
         return EXIT_USAGE;
+    }
+    const int wtype = (int)mix->base;
+    if (!threads) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n < 1 ? 1 : n > 256 ? 256 : n;
     }
     if (shape_name && strcmp(shape_name, "custom") != 0) {
         bool found = false;
@@ -274,7 +284,7 @@ int cmd_synth(int argc, char **argv)
     }
     const int hd = s.head_dim ? s.head_dim : s.dim / s.heads;
     const int q_dim = s.heads * hd, kv_dim = s.kv_heads * hd;
-    if ((wtype == SW_Q4_0 || wtype == SW_Q8_0) && (s.dim % 32 || s.ffn % 32 || q_dim % 32)) {
+    if (gguf_type_block_elems((uint32_t)wtype) > 1 && (s.dim % 32 || s.ffn % 32 || q_dim % 32)) {
         cli_error("synth: quantized types need --dim and --ffn to be multiples of 32");
         return EXIT_USAGE;
     }
@@ -352,9 +362,11 @@ int cmd_synth(int argc, char **argv)
     }
     sw_kv_str(&w, "general.architecture", s.arch);
     char name[96];
-    snprintf(name, sizeof name, "genloop-synth-%s-%s", s.name, type_name);
+    snprintf(name, sizeof name, "genloop-synth-%s-%s", s.name, mix->name);
     sw_kv_str(&w, "general.name", name);
     sw_kv_u32(&w, "general.alignment", 32);
+    if (gguf_type_block_elems((uint32_t)wtype) > 1)
+        sw_kv_u32(&w, "general.file_type", (uint32_t)mix->ftype);
     char key[96];
 #define KEY(suffix) (snprintf(key, sizeof key, "%s.%s", s.arch, suffix), key)
     sw_kv_u32(&w, KEY("context_length"), (uint32_t)s.ctx);
@@ -378,35 +390,53 @@ int cmd_synth(int argc, char **argv)
         sw_kv_f32(&w, KEY("final_logit_softcapping"), s.final_softcap);
 #undef KEY
     add_vocab(&w, s.vocab);
+    const gl_qmix_model qm = { s.arch, s.layers, s.heads, s.kv_heads, 0, s.layers, !s.tied };
+    const gl_qmix_opts qo = { pure || !strcmp(mix->name, "q4_0"), -1, -1 };
+    gl_qmix_state qs = { 0 };
+    for (int t = 0; t < n_t; t++)
+        if (plan[t].ne1 && gl_qmix_quantizable(plan[t].name, 2))
+            plan[t].type = (int)gl_qmix_tensor_type(mix, &qo, &qm, &qs, plan[t].name, plan[t].ne0);
     for (int t = 0; t < n_t; t++)
         sw_tensor_info(&w, plan[t].name, plan[t].ne0, plan[t].ne1 ? plan[t].ne1 : 1,
                        plan[t].ne1 ? 2 : 1, plan[t].type);
     bool ok = sw_begin_data(&w);
-    int widest = s.dim > s.ffn ? s.dim : s.ffn;
-    widest = widest > q_dim ? widest : q_dim;
-    float *row = malloc(sizeof *row * (size_t)widest);
+    /* Rows are generated in order (one random stream per tensor), then a
+     * chunk of them is quantized over the threads. */
+    int max_ne0 = s.dim > s.ffn ? s.dim : s.ffn;
+    max_ne0 = max_ne0 > q_dim ? max_ne0 : q_dim;
+    const int chunk = (1 << 22) / max_ne0;
+    float *rows_f = malloc(sizeof *rows_f * (size_t)chunk * (size_t)max_ne0);
+    uint8_t *rows_q = malloc(sizeof(float) * (size_t)chunk * (size_t)max_ne0);
+    ok = ok && rows_f && rows_q;
     for (int t = 0; ok && t < n_t; t++) {
         uint64_t st = name_seed(plan[t].name, seed);
-        const int rows = plan[t].ne1 ? plan[t].ne1 : 1;
-        for (int r = 0; ok && r < rows; r++) {
-            if (plan[t].ne1) {
-                fill_row(&st, row, plan[t].ne0, plan[t].scale);
-            } else if (plan[t].scale == 0.0f) { /* rope_freqs */
-                for (int i = 0; i < plan[t].ne0; i++)
-                    row[i] = llama3_rope_factor(i, hd, s.rope_base);
-            } else if (plan[t].scale < 1.0f) { /* biases near 0 */
-                fill_row(&st, row, plan[t].ne0, plan[t].scale);
-            } else { /* norm weights near 1 */
-                fill_row(&st, row, plan[t].ne0, 0.1f);
-                for (int i = 0; i < plan[t].ne0; i++)
-                    row[i] += 1.0f;
+        const int rows = plan[t].ne1 ? plan[t].ne1 : 1, ne0 = plan[t].ne0;
+        const uint32_t type = (uint32_t)plan[t].type;
+        for (int r0 = 0; ok && r0 < rows; r0 += chunk) {
+            const int nr = rows - r0 < chunk ? rows - r0 : chunk;
+            for (int r = 0; r < nr; r++) {
+                float *row = rows_f + (size_t)r * (size_t)ne0;
+                if (plan[t].ne1) {
+                    fill_row(&st, row, ne0, plan[t].scale);
+                } else if (plan[t].scale == 0.0f) { /* rope_freqs */
+                    for (int i = 0; i < ne0; i++)
+                        row[i] = llama3_rope_factor(i, hd, s.rope_base);
+                } else if (plan[t].scale < 1.0f) { /* biases near 0 */
+                    fill_row(&st, row, ne0, plan[t].scale);
+                } else { /* norm weights near 1 */
+                    fill_row(&st, row, ne0, 0.1f);
+                    for (int i = 0; i < ne0; i++)
+                        row[i] += 1.0f;
+                }
             }
-            ok = sw_tensor_row(&w, plan[t].type, row, plan[t].ne0);
+            ok = gl_quantize_rows(type, rows_f, rows_q, nr, ne0, (int)threads) &&
+                 sw_tensor_bytes(&w, rows_q, gl_quant_row_bytes(type, ne0) * (size_t)nr);
         }
         ok = ok && sw_end_tensor(&w);
     }
     ok = sw_close(&w) && ok;
-    free(row);
+    free(rows_f);
+    free(rows_q);
     free(plan);
     if (!ok) {
         cli_error("synth: writing '%s' failed", out);

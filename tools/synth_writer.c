@@ -4,10 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "half.h"
-#include "quant.h"
-
-enum { ALIGN = 32 };
+#include "quantize_rows.h"
 
 static void put(uint8_t **buf, size_t *len, size_t *cap, bool *failed, const void *p, size_t n)
 {
@@ -45,6 +42,7 @@ static void kv_key(sw_writer *w, const char *key, uint32_t type)
 bool sw_open(sw_writer *w, const char *path)
 {
     memset(w, 0, sizeof *w);
+    w->align = 32;
     w->f = fopen(path, "wb");
     return w->f != NULL;
 }
@@ -101,33 +99,35 @@ void sw_kv_i32_array(sw_writer *w, const char *key, const int32_t *v, int n)
     KV(v, (size_t)n * 4);
 }
 
-static uint64_t row_bytes(int type, int n)
+void sw_kv_raw(sw_writer *w, const void *kv, size_t n)
 {
-    switch (type) {
-    case SW_F32: return (uint64_t)n * 4;
-    case SW_F16: return (uint64_t)n * 2;
-    case SW_Q8_0: return (uint64_t)n / QK8_0 * sizeof(block_q8_0);
-    default: return (uint64_t)n / QK4_0 * sizeof(block_q4_0);
+    KV(kv, n);
+    w->n_kv++;
+}
+
+void sw_tensor_info_nd(sw_writer *w, const char *name, size_t name_len, uint32_t n_dims,
+                       const uint64_t *ne, uint32_t type)
+{
+    uint64_t n = name_len, rows = 1;
+    TI(&n, 8);
+    TI(name, n);
+    TI(&n_dims, 4);
+    for (uint32_t d = 0; d < n_dims; d++) {
+        TI(&ne[d], 8);
+        rows *= d ? ne[d] : 1;
     }
+    TI(&type, 4);
+    uint64_t off = w->data_size;
+    TI(&off, 8);
+    const uint64_t bytes = gl_quant_row_bytes(type, (int64_t)ne[0]) * rows;
+    w->data_size += (bytes + w->align - 1) / w->align * w->align;
+    w->n_tensors++;
 }
 
 void sw_tensor_info(sw_writer *w, const char *name, int ne0, int ne1, int n_dims, int type)
 {
-    uint64_t n = strlen(name);
-    TI(&n, 8);
-    TI(name, n);
-    uint32_t nd = (uint32_t)n_dims, ty = (uint32_t)type;
-    TI(&nd, 4);
-    uint64_t d0 = (uint64_t)ne0, d1 = (uint64_t)ne1;
-    TI(&d0, 8);
-    if (n_dims > 1)
-        TI(&d1, 8);
-    TI(&ty, 4);
-    uint64_t off = w->data_size;
-    TI(&off, 8);
-    uint64_t bytes = row_bytes(type, ne0) * (uint64_t)ne1;
-    w->data_size += (bytes + ALIGN - 1) / ALIGN * ALIGN;
-    w->n_tensors++;
+    const uint64_t ne[2] = { (uint64_t)ne0, (uint64_t)ne1 };
+    sw_tensor_info_nd(w, name, strlen(name), (uint32_t)n_dims, ne, (uint32_t)type);
 }
 
 static bool out(sw_writer *w, const void *p, size_t n)
@@ -135,6 +135,16 @@ static bool out(sw_writer *w, const void *p, size_t n)
     if (fwrite(p, 1, n, w->f) != n)
         w->failed = true;
     return !w->failed;
+}
+
+static void pad(sw_writer *w, uint64_t at)
+{
+    static const uint8_t zeros[64];
+    for (uint64_t n = (w->align - at % w->align) % w->align; n > 0;) {
+        const size_t k = n < sizeof zeros ? (size_t)n : sizeof zeros;
+        out(w, zeros, k);
+        n -= k;
+    }
 }
 
 bool sw_begin_data(sw_writer *w)
@@ -147,73 +157,34 @@ bool sw_begin_data(sw_writer *w)
     out(w, w->kv, w->kv_len);
     out(w, w->ti, w->ti_len);
     uint64_t at = 24 + w->kv_len + w->ti_len;
-    static const uint8_t zeros[ALIGN];
-    out(w, zeros, (size_t)((ALIGN - at % ALIGN) % ALIGN));
+    pad(w, at);
     return !w->failed;
-}
-
-/* GGUF's reference quantizers (round half away from zero). */
-static void q8_0_row(const float *x, block_q8_0 *y, int n)
-{
-    for (int b = 0; b < n / QK8_0; b++) {
-        float amax = 0;
-        for (int j = 0; j < QK8_0; j++)
-            amax = fmaxf(amax, fabsf(x[b * QK8_0 + j]));
-        const float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
-        y[b].d = gl_f32_to_f16(d);
-        for (int j = 0; j < QK8_0; j++)
-            y[b].qs[j] = (int8_t)roundf(x[b * QK8_0 + j] * id);
-    }
-}
-
-static void q4_0_row(const float *x, block_q4_0 *y, int n)
-{
-    for (int b = 0; b < n / QK4_0; b++) {
-        const float *xb = x + b * QK4_0;
-        float amax = 0, max = 0;
-        for (int j = 0; j < QK4_0; j++)
-            if (fabsf(xb[j]) > amax) {
-                amax = fabsf(xb[j]);
-                max = xb[j];
-            }
-        const float d = max / -8.0f, id = d ? 1.0f / d : 0.0f;
-        y[b].d = gl_f32_to_f16(d);
-        for (int j = 0; j < QK4_0 / 2; j++) {
-            int lo = (int)(xb[j] * id + 8.5f), hi = (int)(xb[j + QK4_0 / 2] * id + 8.5f);
-            lo = lo > 15 ? 15 : lo;
-            hi = hi > 15 ? 15 : hi;
-            y[b].qs[j] = (uint8_t)(lo | (hi << 4));
-        }
-    }
 }
 
 bool sw_tensor_row(sw_writer *w, int type, const float *x, int n)
 {
     uint8_t buf[65536];
-    const size_t bytes = (size_t)row_bytes(type, n);
+    const size_t bytes = gl_quant_row_bytes((uint32_t)type, n);
     uint8_t *dst = bytes <= sizeof buf ? buf : malloc(bytes);
-    if (!dst)
+    if (!dst || !bytes)
         return w->failed = true, false;
-    switch (type) {
-    case SW_F32: memcpy(dst, x, bytes); break;
-    case SW_F16:
-        for (int i = 0; i < n; i++)
-            ((uint16_t *)dst)[i] = gl_f32_to_f16(x[i]);
-        break;
-    case SW_Q8_0: q8_0_row(x, (block_q8_0 *)dst, n); break;
-    default: q4_0_row(x, (block_q4_0 *)dst, n); break;
-    }
-    out(w, dst, bytes);
-    w->written += bytes;
+    gl_quantize_row((uint32_t)type, x, dst, n);
+    sw_tensor_bytes(w, dst, bytes);
     if (dst != buf)
         free(dst);
     return !w->failed;
 }
 
+bool sw_tensor_bytes(sw_writer *w, const void *p, size_t n)
+{
+    out(w, p, n);
+    w->written += n;
+    return !w->failed;
+}
+
 bool sw_end_tensor(sw_writer *w)
 {
-    static const uint8_t zeros[ALIGN];
-    out(w, zeros, (size_t)((ALIGN - w->written % ALIGN) % ALIGN));
+    pad(w, w->written);
     w->written = 0;
     return !w->failed;
 }
