@@ -3,8 +3,10 @@
  *              handful of hostile edits of them, and every ../shared GGUF
  *              shrunk to a few KB (its metadata with arrays cut to 64
  *              entries, its tensor infos with one block of data each);
- *   model:     the tiny llama model in every weight type, tied and untied,
- *              one and two layers, plus the shrunk ../shared models;
+ *   model:     the tiny llama model in every weight type (Q8_0, Q4_0 and the
+ *              other 32-element types tied and untied, one and two layers;
+ *              the K-quants 256 wide, also with a NaN scale), plus the
+ *              shrunk ../shared models (K-quant and IQ4 mixes included);
  *   tokenizer: the reference tokenizer test strings of ../shared, for every
  *              vocabulary, plus invalid UTF-8;
  *   detok:     the reference token ids of ../shared, plus odd ids.
@@ -127,10 +129,22 @@ static void shrink(const uint8_t *p, size_t n, gw_buf *b)
 }
 
 static const char *const shared_ggufs[] = {
-    "models/stories260K.gguf",          "models/stories260K-F16.gguf",
-    "models/stories260K-mixQ8_0.gguf",  "models/stories260K-mixQ4_0.gguf",
-    "models/synthetic-gpt2-tiny.gguf",  "tokenizers/ggml-vocab-llama-spm.gguf",
+    "models/stories260K.gguf",
+    "models/stories260K-F16.gguf",
+    "models/stories260K-mixQ8_0.gguf",
+    "models/stories260K-mixQ4_0.gguf",
+    "models/synthetic-gpt2-tiny.gguf",
+    "tokenizers/ggml-vocab-llama-spm.gguf",
     "tokenizers/ggml-vocab-gpt-2.gguf",
+    /* the K-quant, IQ4 and legacy 4/5-bit mixes */
+    "models/stories260K-pad256-Q4_K_M.gguf",
+    "models/stories260K-pad256-Q3_K_M.gguf",
+    "models/stories260K-pad256-Q2_K.gguf",
+    "models/stories260K-pad256-IQ4_XS.gguf",
+    "models/ktiny-Q5_K_M.gguf",
+    "models/ktiny-Q6_K.gguf",
+    "models/ktiny-Q5_1-pure.gguf",
+    "models/ktiny-IQ4_NL-pure.gguf",
 };
 
 static void gguf_and_model_seeds(void)
@@ -155,11 +169,14 @@ static void gguf_and_model_seeds(void)
         }
         gw_free(&b);
     }
-    static const uint32_t wtypes[] = { GGUF_T_F32, GGUF_T_F16, GGUF_T_BF16, GGUF_T_Q8_0,
-                                       GGUF_T_Q4_0 };
+    static const uint32_t wtypes[] = { GGUF_T_F32,  GGUF_T_F16,    GGUF_T_BF16,  GGUF_T_Q8_0,
+                                       GGUF_T_Q4_0, GGUF_T_Q4_1,   GGUF_T_Q5_0,  GGUF_T_Q5_1,
+                                       GGUF_T_Q2_K, GGUF_T_Q3_K,   GGUF_T_Q4_K,  GGUF_T_Q5_K,
+                                       GGUF_T_Q6_K, GGUF_T_IQ4_NL, GGUF_T_IQ4_XS };
     for (size_t i = 0; i < sizeof wtypes / sizeof wtypes[0]; i++) {
-        /* the unquantized ones are big: one variant each */
-        bool quant = wtypes[i] == GGUF_T_Q8_0 || wtypes[i] == GGUF_T_Q4_0;
+        /* the unquantized ones are big, the 256-wide K-quant models too: one
+         * variant each (K-quants: plus one with a NaN scale in attn_q) */
+        bool quant = gguf_type_block_elems(wtypes[i]) == 32;
         for (int k = 0; k < (quant ? 3 : 1); k++) {
             gw_init(&b);
             tm_build(&b,
@@ -168,6 +185,15 @@ static void gguf_and_model_seeds(void)
             put("model", name, b.data, b.len);
             if (k == 0)
                 put("gguf", name, b.data, b.len);
+            gw_free(&b);
+        }
+        if (gguf_type_block_elems(wtypes[i]) == 256) {
+            gw_init(&b);
+            tm_build(&b, &(tm_opts){ .wtype = wtypes[i],
+                                     .bad_scale_tensor = 5 /* attn_q */,
+                                     .bad_scale_bits = 0x7e00 /* NaN */ });
+            snprintf(name, sizeof name, "tiny-%s-nanscale.gguf", gguf_type_name(wtypes[i]));
+            put("model", name, b.data, b.len);
             gw_free(&b);
         }
     }
@@ -302,6 +328,31 @@ static void detok_seeds(void)
     }
 }
 
+/* fuzz_http: byte 0 picks the limits, the rest is what a client sends. */
+static void http_seeds(void)
+{
+    static const char *const reqs[] = {
+        "GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
+        "POST /v1/completions HTTP/1.1\r\nContent-Length: 49\r\n\r\n"
+        "{\"prompt\":\"Once\",\"max_tokens\":4,\"stream\":true}",
+        "POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer k\r\nConnection: close\r\n"
+        "Content-Length: 80\r\n\r\n{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief\"},"
+        "{\"role\":\"user\",\"content\":\"hi\"}]}",
+        "POST /tokenize HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        "\r\nGET /v1/models?x=1 HTTP/1.1\n\n",
+    };
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        char name[32], buf[512];
+        const size_t n = strlen(reqs[i]);
+        for (int sel = 0; sel < 8; sel += 4) {
+            buf[0] = (char)sel;
+            memcpy(buf + 1, reqs[i], n);
+            snprintf(name, sizeof name, "req%zu-%d", i, sel);
+            put("http", name, buf, n + 1);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -316,6 +367,7 @@ int main(int argc, char **argv)
     gguf_and_model_seeds();
     tokenizer_seeds();
     detok_seeds();
+    http_seeds();
     printf("mkseeds: wrote %d seeds under %s\n", n_written, outdir);
     return 0;
 }

@@ -45,7 +45,9 @@ typedef struct gl_error {
 /* Names the backends this build knows, best last: "generic", "avx2", ...
  * Returns the number written (at most cap). */
 GL_API int gl_backend_list(const char **names, int cap);
-/* The backend chosen for this CPU (honouring GENLOOP_BACKEND if set). */
+/* The backend a model loaded without one uses: GENLOOP_BACKEND when set
+ * (verbatim, even a name that loading will refuse; gl_backend_check tells),
+ * else the best this build and CPU run. */
 GL_API const char *gl_backend_default(void);
 /* Whether this build has the backend and this CPU can run it. */
 GL_API gl_status gl_backend_check(const char *name, gl_error *err);
@@ -100,6 +102,35 @@ GL_API uint64_t gl_model_kv_bytes(const gl_model *m, int n_ctx);
 GL_API int gl_tokenize(const gl_model *m, const char *text, size_t len, bool add_bos, int32_t *out,
                        int cap, gl_error *err);
 
+/* gl_tokenize with options (GL_TOKENIZE_* flags):
+ * - BOS: prepend BOS (pass it when gl_model_info.add_bos asks);
+ * - SPECIAL: read the text of control tokens (e.g. "<|im_start|>",
+ *   "<|eot_id|>") as those single tokens, as rendered chat templates need;
+ *   without it plain text never yields a control token (user-defined tokens
+ *   are single tokens either way);
+ * - CONTINUE: the text continues text already fed (e.g. the next turn of a
+ *   chat after the answer): no SentencePiece space prefix at its start. */
+enum { GL_TOKENIZE_BOS = 1, GL_TOKENIZE_SPECIAL = 2, GL_TOKENIZE_CONTINUE = 4 };
+GL_API int gl_tokenize_ex(const gl_model *m, const char *text, size_t len, unsigned flags,
+                          int32_t *out, int cap, gl_error *err);
+
+/* Whether id ends generation: EOS (tokenizer.ggml.eos_token_id), EOT, EOM
+ * and the end-of-turn tokens (<|im_end|>, <|eot_id|>, <|end|>,
+ * <end_of_turn>, ...). */
+GL_API bool gl_model_is_eog(const gl_model *m, int32_t id);
+
+/* A warning about the vocabulary (e.g. an unknown tokenizer.ggml.pre, for
+ * which the default split rules are used), or NULL. Front ends print it. */
+GL_API const char *gl_model_tokenizer_warning(const gl_model *m);
+
+/* The GGUF string value of key (e.g. "tokenizer.chat_template") copied to
+ * out (cap bytes, NUL-terminated, may be NULL to ask the length); returns
+ * its length, or -1 when the key is missing or not a string. */
+GL_API int gl_model_meta_str(const gl_model *m, const char *key, char *out, size_t cap);
+/* The vocabulary text of token id (e.g. "<s>"), like gl_model_meta_str;
+ * -1 when id is out of range. */
+GL_API int gl_model_token_text(const gl_model *m, int32_t id, char *out, size_t cap);
+
 /* Streams token text safely: bytes of a UTF-8 character split over several
  * tokens come out once the character is whole. */
 typedef struct gl_detok {
@@ -116,6 +147,32 @@ GL_API int gl_detok_push(const gl_model *m, gl_detok *d, int32_t id, char *out, 
 /* Flushes an incomplete trailing sequence (as U+FFFD). */
 GL_API int gl_detok_flush(gl_detok *d, char *out, size_t cap);
 
+/* ---- chat templates ---------------------------------------------------- */
+
+/* One message of a conversation: role "system", "user", "assistant", ... */
+typedef struct gl_chat_message {
+    const char *role;
+    const char *content;
+} gl_chat_message;
+
+/* The chat format family of a template: tmpl is the Jinja source a GGUF
+ * stores in tokenizer.chat_template, or a family name ("chatml", "llama2",
+ * "llama3", "gemma", "phi3", "mistral-v7", ...). Returns the family name,
+ * or NULL when the template is not recognised. */
+GL_API const char *gl_chat_template_family(const char *tmpl);
+/* Lists the family names (at most cap); returns how many there are. */
+GL_API int gl_chat_template_names(const char **names, int cap);
+/* Renders the conversation as the template's family formats it, byte for
+ * byte; an unrecognised template (or NULL) renders as ChatML. bos / eos
+ * are the texts the format writes for BOS / EOS where it writes them (NULL
+ * or "": "<s>" and the family's usual end text). add_generation_prompt
+ * appends the header that opens the assistant's answer. Writes at most cap
+ * bytes (NUL-terminated) to out and returns the full length (call again
+ * with more room when it is >= cap), or -1 with err set. */
+GL_API int gl_chat_render(const char *tmpl, const gl_chat_message *msgs, int n_msgs,
+                          bool add_generation_prompt, const char *bos, const char *eos, char *out,
+                          size_t cap, gl_error *err);
+
 /* ---- contexts: KV cache and forward pass ------------------------------- */
 
 typedef struct gl_ctx gl_ctx;
@@ -123,9 +180,10 @@ typedef struct gl_ctx gl_ctx;
 typedef struct gl_ctx_params {
     int n_ctx;      /* KV slots per sequence; 0: the model's context length */
     int n_threads;  /* 0: physical cores                                   */
-    int n_batch;    /* most tokens per forward pass; 0: 512                 */
+    int n_batch;    /* most tokens per forward pass, at most 4096; 0: 512   */
     int n_keep;     /* leading positions the ring never evicts; 0: none    */
-    int n_seq;      /* sequence slots, each with its own ring; 0: 1       */
+    int n_seq;      /* sequence slots, each with its own ring and position
+                     * (gl_ctx_eval_seq); 0: 1                            */
     int cache_type; /* enum gl_cache_type                                 */
 } gl_ctx_params;
 
@@ -142,17 +200,28 @@ GL_API int gl_ctx_n_ctx(const gl_ctx *c);
 GL_API int gl_ctx_n_threads(const gl_ctx *c);
 /* Bytes of KV cache the context holds (all sequences, K and V). */
 GL_API uint64_t gl_ctx_kv_bytes(const gl_ctx *c);
-/* Positions consumed so far. */
+/* Positions consumed so far (by sequence 0). */
 GL_API int64_t gl_ctx_pos(const gl_ctx *c);
-/* Forgets every position. */
+/* Forgets every position of every sequence. */
 GL_API void gl_ctx_reset(gl_ctx *c);
 
-/* Feeds n tokens at the next positions. When logits is non-NULL it receives
- * n_vocab floats per fed token if all_logits, else for the last one only.
- * Models with learned positions (gl_model_info.n_pos_learned) refuse, with
- * GL_ERR_ARG and nothing fed, any position at or past their last one. */
+/* Feeds n tokens at the next positions of sequence 0. When logits is
+ * non-NULL it receives n_vocab floats per fed token if all_logits, else for
+ * the last one only. Models with learned positions
+ * (gl_model_info.n_pos_learned) refuse, with GL_ERR_ARG and nothing fed, any
+ * position at or past their last one. */
 GL_API gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits,
                              bool all_logits, gl_error *err);
+
+/* The same for sequence seq (0 <= seq < n_seq): each sequence has its own
+ * positions and ring, and its logits do not depend on the others'. */
+GL_API int gl_ctx_n_seq(const gl_ctx *c);
+GL_API gl_status gl_ctx_eval_seq(gl_ctx *c, int seq, const int32_t *tokens, int n, float *logits,
+                                 bool all_logits, gl_error *err);
+/* Positions sequence seq has consumed; -1 for a sequence out of range. */
+GL_API int64_t gl_ctx_seq_pos(const gl_ctx *c, int seq);
+/* Forgets the positions of sequence seq. */
+GL_API gl_status gl_ctx_reset_seq(gl_ctx *c, int seq, gl_error *err);
 
 /* ---- sampling ---------------------------------------------------------- */
 
@@ -186,12 +255,14 @@ GL_API void gl_sampler_probs(gl_sampler *s, const float *logits, const int32_t *
 
 typedef enum gl_stop_reason {
     GL_STOP_NONE = 0,
-    GL_STOP_EOS,      /* the model emitted end-of-sequence         */
-    GL_STOP_LENGTH,   /* n_predict tokens were generated           */
-    GL_STOP_CONTEXT,  /* the context is full and the ring is off   */
-    GL_STOP_STRING,   /* a stop string appeared in the text        */
-    GL_STOP_CALLBACK, /* the token callback asked to stop         */
-    GL_STOP_CANCELLED /* gl_engine_cancel                          */
+    GL_STOP_EOS,       /* the model emitted end-of-sequence         */
+    GL_STOP_LENGTH,    /* n_predict tokens were generated           */
+    GL_STOP_CONTEXT,   /* the context is full and the ring is off   */
+    GL_STOP_STRING,    /* a stop string appeared in the text        */
+    GL_STOP_CALLBACK,  /* the token callback asked to stop         */
+    GL_STOP_CANCELLED, /* gl_engine_cancel                         */
+    GL_STOP_ERROR      /* the request could not go on (gl_engine_step
+                        * or gl_generate returned the error)       */
 } gl_stop_reason;
 
 GL_API const char *gl_stop_reason_name(gl_stop_reason r); /* "eos", "length", ... */
@@ -257,8 +328,15 @@ typedef struct gl_engine_params {
     int n_ctx;            /* KV slots per sequence; 0: model's context    */
     int n_keep;           /* pinned positions per sequence                */
     int n_threads;        /* 0: physical cores                            */
-    int max_batch_tokens; /* prompt tokens per step (chunked prefill)     */
+    int max_batch_tokens; /* prompt tokens per step (chunked prefill); with
+                           * max_seqs at most 4096 (one forward pass)     */
     int cache_type;       /* enum gl_cache_type                           */
+    bool prefix_reuse;    /* a new request whose prompt starts with tokens
+                           * a free slot still holds (from an earlier
+                           * request) keeps their cache entries instead of
+                           * recomputing them (gl_request_status.n_reused,
+                           * stats.reused_tokens: not counted as prefill);
+                           * outputs are unchanged. Default false         */
 } gl_engine_params;
 
 typedef struct gl_request {
@@ -292,7 +370,9 @@ typedef struct gl_request_status {
     int n_generated;
     const char *text; /* generated text, NUL-terminated        */
     size_t text_len;
-    double queue_ms, prefill_ms, decode_ms, latency_ms, ttft_ms;
+    double queue_ms; /* submit to admission (so far, while waiting)    */
+    double prefill_ms, decode_ms, latency_ms, ttft_ms;
+    int n_reused; /* prompt tokens taken from a slot's cache (prefix reuse) */
 } gl_request_status;
 
 GL_API gl_engine_params gl_engine_default_params(void);
@@ -302,12 +382,16 @@ GL_API gl_status gl_engine_create(gl_engine **out, gl_model *m, const gl_engine_
 GL_API void gl_engine_free(gl_engine *e);
 /* Queues a request; its id identifies it until gl_engine_release. */
 GL_API gl_status gl_engine_submit(gl_engine *e, const gl_request *r, int64_t *id, gl_error *err);
-/* One scheduling round: admit, batch, forward, sample, stop. */
+/* One scheduling round: admit, batch, forward, sample, stop. A request
+ * whose token cannot be stored ends (GL_STOP_ERROR) and the step returns
+ * GL_ERR_NOMEM once every other sequence has advanced. */
 GL_API gl_status gl_engine_step(gl_engine *e, gl_error *err);
 /* Whether any request is waiting or running. */
 GL_API bool gl_engine_busy(const gl_engine *e);
-GL_API gl_status gl_engine_cancel(gl_engine *e, int64_t id);
-GL_API gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *st);
+/* Both fail (GL_ERR_ARG) only for an id the engine does not hold. */
+GL_API gl_status gl_engine_cancel(gl_engine *e, int64_t id, gl_error *err);
+GL_API gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *st,
+                                  gl_error *err);
 /* Forgets a request (finished or not) and frees what it holds. */
 GL_API void gl_engine_release(gl_engine *e, int64_t id);
 
@@ -315,6 +399,7 @@ GL_API void gl_engine_release(gl_engine *e, int64_t id);
  * rows in proportion to their counts. */
 typedef struct gl_engine_stats {
     uint64_t steps, prefill_tokens, decode_tokens;
+    uint64_t reused_tokens; /* prompt tokens served from a slot's cache */
     double prefill_ms, decode_ms;
 } gl_engine_stats;
 GL_API void gl_engine_get_stats(const gl_engine *e, gl_engine_stats *st);

@@ -94,7 +94,8 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     if (p.n_batch == 0)
         p.n_batch = 512;
     if (p.n_batch > 4096)
-        p.n_batch = 4096;
+        return gl_fail(err, GL_ERR_ARG, "n_batch %d is too large (at most 4096 tokens per pass)",
+                       p.n_batch);
 
     gl_ctx *c = calloc(1, sizeof *c);
     if (!c)
@@ -194,6 +195,7 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->q16 = malloc((size_t)p.n_threads * group * hd * sizeof(float));
     c->seq_pos = calloc((size_t)p.n_seq, sizeof *c->seq_pos);
     c->all_rows = malloc(nb * sizeof(int));
+    c->row_seq_arg = malloc(nb * sizeof(int));
     c->row_seq = malloc(nb * sizeof(int));
     c->row_pos = malloc(nb * sizeof *c->row_pos);
     c->row_first = malloc(nb * sizeof(int));
@@ -208,9 +210,9 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
         aligned_alloc(_Alignof(gl_row_range), (size_t)p.n_threads * sizeof(gl_row_range));
     if (!c->x || !c->xb || !c->q || !c->kcur || !c->vcur || !c->att || !c->hb || !c->hb2 ||
         !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores ||
-        !c->q16 || !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq ||
-        !c->row_pos || !c->row_first || !c->mm_ranges || (m->gpt2_layers && !c->qkv) ||
-        (any_sliding && (!c->runs_swa || !c->n_runs_swa))) {
+        !c->q16 || !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq_arg ||
+        !c->row_seq || !c->row_pos || !c->row_first || !c->mm_ranges ||
+        (m->gpt2_layers && !c->qkv) || (any_sliding && (!c->runs_swa || !c->n_runs_swa))) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
     }
@@ -250,6 +252,7 @@ void gl_ctx_free(gl_ctx *c)
     free(c->q16);
     free(c->seq_pos);
     free(c->all_rows);
+    free(c->row_seq_arg);
     free(c->mm_ranges);
     free(c->row_seq);
     free(c->row_pos);
@@ -290,6 +293,14 @@ void gl_ctx_reset(gl_ctx *c)
 void gl_ctx_seq_reset(gl_ctx *c, int seq)
 {
     c->seq_pos[seq] = 0;
+}
+
+bool gl_ctx_seq_truncate(gl_ctx *c, int seq, int64_t n)
+{
+    if (n < 0 || n > c->seq_pos[seq] || c->seq_pos[seq] > c->n_ctx)
+        return false;
+    c->seq_pos[seq] = n;
+    return true;
 }
 
 gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
@@ -335,23 +346,55 @@ gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
     return GL_OK;
 }
 
+int gl_ctx_n_seq(const gl_ctx *c)
+{
+    return c->n_seq;
+}
+
+int64_t gl_ctx_seq_pos(const gl_ctx *c, int seq)
+{
+    return seq >= 0 && seq < c->n_seq ? c->seq_pos[seq] : -1;
+}
+
+gl_status gl_ctx_reset_seq(gl_ctx *c, int seq, gl_error *err)
+{
+    if (seq < 0 || seq >= c->n_seq)
+        return gl_fail(err, GL_ERR_ARG, "sequence %d is out of range [0, %d)", seq, c->n_seq);
+    gl_ctx_seq_reset(c, seq);
+    return GL_OK;
+}
+
 gl_status gl_ctx_eval(gl_ctx *c, const int32_t *tokens, int n, float *logits, bool all_logits,
                       gl_error *err)
 {
+    return gl_ctx_eval_seq(c, 0, tokens, n, logits, all_logits, err);
+}
+
+gl_status gl_ctx_eval_seq(gl_ctx *c, int seq, const int32_t *tokens, int n, float *logits,
+                          bool all_logits, gl_error *err)
+{
     if (n < 0)
         return gl_fail(err, GL_ERR_ARG, "negative token count");
+    if (seq < 0 || seq >= c->n_seq)
+        return gl_fail(err, GL_ERR_ARG, "sequence %d is out of range [0, %d)", seq, c->n_seq);
     const int n_pos = c->m->cfg.n_pos_learned;
-    if (n_pos > 0 && n > n_pos - c->seq_pos[0])
+    if (n_pos > 0 && n > n_pos - c->seq_pos[seq])
         return gl_fail(err, GL_ERR_ARG,
                        "positions %lld..%lld are past the %d positions '%s' has "
                        "learned (position_embd): reset the context or crop the history",
-                       (long long)c->seq_pos[0], (long long)(c->seq_pos[0] + n - 1), n_pos,
+                       (long long)c->seq_pos[seq], (long long)(c->seq_pos[seq] + n - 1), n_pos,
                        c->m->arch);
     const size_t n_vocab = (size_t)c->m->cfg.n_vocab;
+    /* every row of the pass is this sequence (the row tables are n_batch long) */
+    for (int i = 0; i < c->n_batch && i < n; i++)
+        c->row_seq_arg[i] = seq;
     for (int done = 0; done < n;) {
         const int nb = n - done < c->n_batch ? n - done : c->n_batch;
         const bool last = done + nb == n;
-        gl_batch b = { .tokens = tokens + done, .n = nb, .out_rows = c->all_rows };
+        gl_batch b = { .tokens = tokens + done,
+                       .seq = seq ? c->row_seq_arg : NULL,
+                       .n = nb,
+                       .out_rows = c->all_rows };
         if (logits && all_logits) {
             b.logits = logits + (size_t)done * n_vocab;
             b.n_out = nb;

@@ -60,6 +60,7 @@ struct gl_ctx {
     int *row_seq, *row_first; /* sequence, its first row in the batch */
     int64_t *row_pos;         /* absolute position                    */
     int *all_rows;            /* 0, 1, ..., n_batch - 1              */
+    int *row_seq_arg;         /* gl_ctx_eval_seq's batch.seq          */
 
     /* scratch, n_batch rows each */
     float *x, *xb, *q, *kcur, *vcur, *att, *hb, *hb2;
@@ -87,6 +88,11 @@ struct gl_ctx {
 gl_status gl_ctx_forward(gl_ctx *c, const gl_batch *b, gl_error *err);
 /* Forgets one sequence's positions. */
 void gl_ctx_seq_reset(gl_ctx *c, int seq);
+/* Keeps the first n positions of a sequence and forgets the rest, so the
+ * next token fed goes to position n. Only exact while the ring has not
+ * wrapped (every position still in the cache): false, and nothing changed,
+ * otherwise. */
+bool gl_ctx_seq_truncate(gl_ctx *c, int seq, int64_t n);
 
 /* The architectures' forward passes, called by gl_ctx_forward with the row
  * tables filled in. */

@@ -56,8 +56,16 @@ typedef struct gl_req {
     char *text;
     size_t text_len, text_cap, emitted;
     gl_stop_reason stop;
-    double t_submit, t_first, t_done, prefill_ms, decode_ms;
+    double t_submit, t_admit, t_first, t_done, prefill_ms, decode_ms;
+    int n_reused; /* prompt tokens whose cache entries a slot already held */
 } gl_req;
+
+/* What a sequence slot's cache holds once its request is gone: the tokens at
+ * positions 0..n-1 (n = 0: nothing usable), for prefix reuse. */
+typedef struct slot_memo {
+    int32_t *toks;
+    int n, cap;
+} slot_memo;
 
 struct gl_engine {
     gl_model *m;
@@ -68,6 +76,8 @@ struct gl_engine {
     int n_reqs, cap_reqs;
     int64_t next_id;
     bool *slot_busy;
+    bool prefix_reuse;
+    slot_memo *memo; /* [max_seqs] */
     /* one batch, allocated once */
     int32_t *b_tok;
     int *b_seq, *b_out;
@@ -86,9 +96,12 @@ static double now_ms(void)
 
 gl_engine_params gl_engine_default_params(void)
 {
-    return (gl_engine_params){
-        .max_seqs = 8, .n_ctx = 0, .n_keep = 0, .n_threads = 0, .max_batch_tokens = 256
-    };
+    return (gl_engine_params){ .max_seqs = 8,
+                               .n_ctx = 0,
+                               .n_keep = 0,
+                               .n_threads = 0,
+                               .max_batch_tokens = 256,
+                               .prefix_reuse = false };
 }
 
 gl_request gl_request_default(void)
@@ -105,12 +118,14 @@ static gl_status engine_alloc(gl_engine *e, gl_error *err)
 {
     const int rows = e->budget + e->max_seqs;
     e->slot_busy = calloc((size_t)e->max_seqs, sizeof *e->slot_busy);
+    e->memo = calloc((size_t)e->max_seqs, sizeof *e->memo);
     e->b_tok = malloc(sizeof *e->b_tok * (size_t)rows);
     e->b_seq = malloc(sizeof *e->b_seq * (size_t)rows);
     e->b_out = malloc(sizeof *e->b_out * (size_t)rows);
     e->b_out_req = malloc(sizeof *e->b_out_req * (size_t)rows);
     e->b_logits = malloc(sizeof *e->b_logits * (size_t)e->max_seqs * (size_t)e->n_vocab);
-    if (!e->slot_busy || !e->b_tok || !e->b_seq || !e->b_out || !e->b_out_req || !e->b_logits)
+    if (!e->slot_busy || !e->memo || !e->b_tok || !e->b_seq || !e->b_out || !e->b_out_req ||
+        !e->b_logits)
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the engine's batch");
     return GL_OK;
 }
@@ -143,11 +158,14 @@ gl_status gl_engine_create(gl_engine **out, gl_model *m, const gl_engine_params 
 {
     *out = NULL;
     gl_engine_params p = params ? *params : gl_engine_default_params();
-    if (p.max_seqs < 1 || p.max_seqs > 4096)
-        return gl_fail(err, GL_ERR_ARG, "max_seqs %d is out of range [1, 4096]", p.max_seqs);
-    if (p.max_batch_tokens < 1 || p.max_batch_tokens > 65536)
-        return gl_fail(err, GL_ERR_ARG, "max_batch_tokens %d is out of range [1, 65536]",
-                       p.max_batch_tokens);
+    if (p.max_seqs < 1 || p.max_seqs > 4095)
+        return gl_fail(err, GL_ERR_ARG, "max_seqs %d is out of range [1, 4095]", p.max_seqs);
+    /* a step's rows (every decode plus the prompt budget) make one forward pass */
+    if (p.max_batch_tokens < 1 || p.max_batch_tokens > 4096 - p.max_seqs)
+        return gl_fail(err, GL_ERR_ARG,
+                       "max_batch_tokens %d is out of range [1, %d] (with %d sequences: a step "
+                       "is at most 4096 tokens)",
+                       p.max_batch_tokens, 4096 - p.max_seqs, p.max_seqs);
     gl_ctx_params cp = gl_ctx_default_params();
     cp.n_ctx = p.n_ctx;
     cp.n_keep = p.n_keep;
@@ -164,6 +182,7 @@ gl_status gl_engine_create(gl_engine **out, gl_model *m, const gl_engine_params 
         return st;
     }
     (*out)->own_ctx = true;
+    (*out)->prefix_reuse = p.prefix_reuse;
     return GL_OK;
 }
 
@@ -187,6 +206,9 @@ void gl_engine_free(gl_engine *e)
     for (int i = 0; i < e->n_reqs; i++)
         req_free(e->reqs[i]);
     free(e->reqs);
+    for (int s = 0; e->memo && s < e->max_seqs; s++)
+        free(e->memo[s].toks);
+    free(e->memo);
     free(e->slot_busy);
     free(e->b_tok);
     free(e->b_seq);
@@ -365,6 +387,29 @@ fail:
     return st;
 }
 
+/* Notes which tokens slot r->slot holds as r gives it up, when they are all
+ * still in the cache at their positions (no ring wrap, no crop, no trimmed
+ * history); otherwise the slot holds nothing reusable. */
+static void memo_slot(gl_engine *e, const gl_req *r)
+{
+    slot_memo *mm = &e->memo[r->slot];
+    mm->n = 0;
+    if (!e->prefix_reuse || r->base != 0 || r->win_start != 0)
+        return;
+    int64_t held = r->n_fed < e->c->seq_pos[r->slot] ? r->n_fed : e->c->seq_pos[r->slot];
+    if (held > e->c->n_ctx || held > r->n_toks || held < 1)
+        return;
+    if (held > mm->cap) {
+        int32_t *nt = realloc(mm->toks, sizeof *nt * (size_t)held);
+        if (!nt)
+            return;
+        mm->toks = nt;
+        mm->cap = (int)held;
+    }
+    memcpy(mm->toks, r->toks, sizeof *mm->toks * (size_t)held);
+    mm->n = (int)held;
+}
+
 static void finish(gl_engine *e, gl_req *r, gl_stop_reason why)
 {
     r->stop = why;
@@ -378,8 +423,10 @@ static void finish(gl_engine *e, gl_req *r, gl_stop_reason why)
     if (r->cb && r->text_len > r->emitted)
         r->cb(r->user, -1, r->text + r->emitted, r->text_len - r->emitted);
     r->emitted = r->text_len;
-    if (r->slot >= 0)
+    if (r->slot >= 0) {
+        memo_slot(e, r);
         e->slot_busy[r->slot] = false;
+    }
     r->slot = -1;
 }
 
@@ -428,31 +475,34 @@ static bool check_stops(gl_engine *e, gl_req *r, int32_t tok)
 }
 
 /* Samples the next token of r from its logits and applies every stop rule,
- * in the order a single generation loop would. */
-static void advance(gl_engine *e, gl_req *r, float *logits)
+ * in the order a single generation loop would. Fails only when the token or
+ * its text cannot be stored: the request then ends with GL_STOP_ERROR. */
+static gl_status advance(gl_engine *e, gl_req *r, float *logits, gl_error *err)
 {
     const int64_t n_gen = r->n_toks - r->n_prompt;
     if (r->n_predict >= 0 && n_gen >= r->n_predict) {
         finish(e, r, GL_STOP_LENGTH);
-        return;
+        return GL_OK;
     }
     const int32_t tok = gl_sampler_sample(r->smp, logits, r->toks, (int)(r->n_toks - r->base));
     if (r->t_first == 0)
         r->t_first = now_ms();
-    if (gl_tokenizer_is_eog(e->m->tok, tok)) { /* EOS or any end-of-turn id */
+    if (gl_tokenizer_is_eog(e->m->tok, tok)) {
         finish(e, r, GL_STOP_EOS);
-        return;
+        return GL_OK;
     }
     int len = gl_tokenizer_detok_push(e->m->tok, &r->detok, tok, e->tmp, sizeof e->tmp);
     if (!append_tok(r, tok) || !append_text(r, e->tmp, (size_t)len)) {
-        finish(e, r, GL_STOP_CALLBACK);
-        return;
+        finish(e, r, GL_STOP_ERROR);
+        return gl_fail(err, GL_ERR_NOMEM,
+                       "out of memory storing token %lld of request %lld: the request ended",
+                       (long long)(r->n_toks - r->n_prompt), (long long)r->id);
     }
     const int64_t i_gen = r->n_toks - 1 - r->n_prompt;
     if (r->sink && i_gen < r->sink_cap)
         r->sink[i_gen] = tok;
     if (check_stops(e, r, tok))
-        return;
+        return GL_OK;
     if (!r->keep_history && r->emitted > 4096 + r->max_stop) {
         /* streamed text is the caller's now; keep what a stop string may
          * still straddle */
@@ -463,13 +513,28 @@ static void advance(gl_engine *e, gl_req *r, float *logits)
     }
     if (r->n_predict >= 0 && r->n_toks - r->n_prompt >= r->n_predict) {
         finish(e, r, GL_STOP_LENGTH);
-        return;
+        return GL_OK;
     }
     if (!r->ring && r->n_toks - 1 >= r->block) {
         finish(e, r, GL_STOP_CONTEXT);
-        return;
+        return GL_OK;
     }
     r->state = REQ_DECODE;
+    return GL_OK;
+}
+
+/* Prompt tokens of a waiting request that free slot s still holds at the
+ * same positions; the last prompt token is always fed, for its logits. */
+static int prefix_match(const gl_engine *e, const gl_req *r, int s)
+{
+    const slot_memo *mm = &e->memo[s];
+    if (!e->prefix_reuse || r->base != 0 || r->n_fed != 0 || mm->n == 0)
+        return 0;
+    const int lim = mm->n < r->n_prompt - 1 ? mm->n : r->n_prompt - 1;
+    int k = 0;
+    while (k < lim && mm->toks[k] == r->toks[k])
+        k++;
+    return k;
 }
 
 gl_status gl_engine_step(gl_engine *e, gl_error *err)
@@ -480,16 +545,32 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
         gl_req *r = e->reqs[i];
         if (r->state != REQ_WAITING)
             continue;
-        int slot = -1;
-        for (int s = 0; s < e->max_seqs && slot < 0; s++)
-            if (!e->slot_busy[s])
+        int slot = -1, reuse = 0;
+        for (int s = 0; s < e->max_seqs; s++) {
+            if (e->slot_busy[s])
+                continue;
+            const int match = prefix_match(e, r, s);
+            /* the longest reusable prefix; among equals, the slot holding
+             * the least, so others' caches survive longer */
+            if (slot < 0 || match > reuse || (match == reuse && e->memo[s].n < e->memo[slot].n)) {
                 slot = s;
+                reuse = match;
+            }
+        }
         if (slot < 0)
             break;
         e->slot_busy[slot] = true;
         r->slot = slot;
         r->state = REQ_PREFILL;
-        gl_ctx_seq_reset(c, slot);
+        r->t_admit = now_ms();
+        e->memo[slot].n = 0; /* overwritten from here on */
+        if (reuse > 0 && gl_ctx_seq_truncate(c, slot, reuse)) {
+            r->n_fed = reuse;
+            r->n_reused = reuse;
+            e->stats.reused_tokens += (uint64_t)reuse;
+        } else {
+            gl_ctx_seq_reset(c, slot);
+        }
     }
 
     /* decodes first, one row each; then prompt chunks within the budget */
@@ -547,15 +628,18 @@ gl_status gl_engine_step(gl_engine *e, gl_error *err)
     e->stats.prefill_tokens += (uint64_t)(n - n_decode);
     e->stats.decode_ms += dt * n_decode / n;
     e->stats.prefill_ms += dt * (n - n_decode) / n;
+    /* every sequence advances; the first failure (one request ended) is
+     * reported once all have */
     for (int i = 0; i < n_out; i++) {
         gl_req *r = e->b_out_req[i];
         if (r->state == REQ_PREFILL)
             r->prefill_ms += dt;
         else
             r->decode_ms += dt;
-        advance(e, r, e->b_logits + (size_t)i * e->n_vocab);
+        gl_status sti = advance(e, r, e->b_logits + (size_t)i * e->n_vocab, st ? NULL : err);
+        st = st ? st : sti;
     }
-    return GL_OK;
+    return st;
 }
 
 void gl_engine_get_stats(const gl_engine *e, gl_engine_stats *st)
@@ -571,21 +655,22 @@ bool gl_engine_busy(const gl_engine *e)
     return false;
 }
 
-gl_status gl_engine_cancel(gl_engine *e, int64_t id)
+gl_status gl_engine_cancel(gl_engine *e, int64_t id, gl_error *err)
 {
     gl_req *r = find(e, id);
     if (!r)
-        return GL_ERR_ARG;
+        return gl_fail(err, GL_ERR_ARG, "no request %lld in this engine", (long long)id);
     if (r->state != REQ_DONE)
         finish(e, r, GL_STOP_CANCELLED);
     return GL_OK;
 }
 
-gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *out)
+gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *out, gl_error *err)
 {
     const gl_req *r = find(e, id);
     if (!r)
-        return GL_ERR_ARG;
+        return gl_fail(err, GL_ERR_ARG, "no request %lld in this engine", (long long)id);
+    const double now = now_ms();
     *out = (gl_request_status){
         .finished = r->state == REQ_DONE,
         .running = r->state == REQ_PREFILL || r->state == REQ_DECODE,
@@ -596,11 +681,12 @@ gl_status gl_engine_status(const gl_engine *e, int64_t id, gl_request_status *ou
         .n_generated = r->n_toks - r->n_prompt < INT_MAX ? (int)(r->n_toks - r->n_prompt) : INT_MAX,
         .text = r->text,
         .text_len = r->text_len,
-        .queue_ms = 0,
+        .queue_ms = (r->t_admit > 0 ? r->t_admit : now) - r->t_submit,
         .prefill_ms = r->prefill_ms,
         .decode_ms = r->decode_ms,
-        .latency_ms = r->state == REQ_DONE ? r->t_done - r->t_submit : now_ms() - r->t_submit,
+        .latency_ms = (r->state == REQ_DONE ? r->t_done : now) - r->t_submit,
         .ttft_ms = r->t_first > 0 ? r->t_first - r->t_submit : 0,
+        .n_reused = r->n_reused,
     };
     return GL_OK;
 }
@@ -611,8 +697,10 @@ void gl_engine_release(gl_engine *e, int64_t id)
         if (e->reqs[i]->id != id)
             continue;
         gl_req *r = e->reqs[i];
-        if (r->slot >= 0)
+        if (r->slot >= 0) {
+            memo_slot(e, r);
             e->slot_busy[r->slot] = false;
+        }
         req_free(r);
         memmove(e->reqs + i, e->reqs + i + 1, sizeof *e->reqs * (size_t)(e->n_reqs - i - 1));
         e->n_reqs--;
@@ -653,9 +741,9 @@ gl_status gl_generate(gl_ctx *c, const int32_t *prompt, int n_prompt, const gl_g
     e->reqs[e->n_reqs - 1]->sink_cap = cap;
     while (gl_engine_busy(e))
         if ((st = gl_engine_step(e, err)))
-            goto out;
+            break; /* what was generated is still reported */
     gl_request_status rs;
-    gl_engine_status(e, id, &rs);
+    gl_engine_status(e, id, &rs, NULL);
     res->n_generated = rs.n_generated;
     res->stop = rs.stop;
     res->prefill_ms = rs.prefill_ms;

@@ -22,6 +22,7 @@ const char *gl_stop_reason_name(gl_stop_reason r)
     case GL_STOP_STRING: return "stop";
     case GL_STOP_CALLBACK: return "callback";
     case GL_STOP_CANCELLED: return "cancelled";
+    case GL_STOP_ERROR: return "error";
     default: return "none";
     }
 }

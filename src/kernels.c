@@ -92,14 +92,14 @@ static const char *best_backend(void)
     return best;
 }
 
+/* What gl_kernels_init picks for a NULL backend: GENLOOP_BACKEND verbatim
+ * when set (even a name it will refuse: gl_backend_check says why), else the
+ * best this CPU runs. */
 const char *gl_backend_default(void)
 {
     const char *env = getenv("GENLOOP_BACKEND");
-    if (env && *env) {
-        const gl_backend *b = find_backend(env);
-        if (b)
-            return b->name;
-    }
+    if (env && *env)
+        return env;
     return best_backend();
 }
 
@@ -124,10 +124,8 @@ gl_status gl_backend_check(const char *name, gl_error *err)
 
 gl_status gl_kernels_init(gl_kernels *k, const char *backend, gl_error *err)
 {
-    if (!backend || !*backend) {
-        const char *env = getenv("GENLOOP_BACKEND");
-        backend = env && *env ? env : best_backend();
-    }
+    if (!backend || !*backend)
+        backend = gl_backend_default();
     gl_status st = gl_backend_check(backend, err);
     if (st != GL_OK)
         return st;

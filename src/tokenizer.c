@@ -49,11 +49,21 @@ struct gl_tokenizer {
     size_t slot_mask;
     size_t max_len; /* longest token text: longer strings cannot match   */
     int32_t bos, eos, unk;
-    int32_t eog[8]; /* end-of-generation ids (eos among them), -1 padded */
     bool add_bos, add_space_prefix;
     int32_t byte_tok[256]; /* byte fallback id per byte value, -1 none       */
     gl_bpe *bpe;           /* VOCAB_BPE: merges and pre-tokenizer            */
+    /* Tokens matched whole before the split (control, user-defined and
+     * unknown ones with text), longest first as the reference. */
+    int32_t *specials;
+    int n_specials;
+    uint8_t *strip; /* per id: STRIP_* white space eaten around a special */
+    /* End-of-generation ids: EOS, EOT, EOM and the end-of-turn tokens. */
+    int32_t eog[16];
+    int n_eog;
+    int32_t eot, eom;
 };
+
+enum { STRIP_LEFT = 1, STRIP_RIGHT = 2 };
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -360,43 +370,6 @@ static gl_status bpe_build_pieces(gl_tokenizer *t, gl_error *err)
     return GL_OK;
 }
 
-/* Every id that ends a generation: EOS, the file's end-of-turn and
- * end-of-message ids, and the tokens chat vocabularies use for them (Llama
- * 3's <|eot_id|> and <|eom_id|> besides its <|end_of_text|> EOS, Qwen's
- * <|im_end|>, Gemma's <end_of_turn>, Phi-3's <|end|>). */
-static gl_status load_eog(gl_tokenizer *t, const gguf_file *g, gl_error *err)
-{
-    static const char *const texts[] = { "<|eot_id|>",     "<|eom_id|>", "<|end_of_text|>",
-                                         "<|im_end|>",     "<|endoftext|>", "<end_of_turn>",
-                                         "<|end|>" };
-    int n = 0;
-    for (int i = 0; i < 8; i++)
-        t->eog[i] = -1;
-    int32_t ids[2 + sizeof texts / sizeof texts[0]];
-    int n_ids = 0;
-    gl_status st;
-    ids[n_ids++] = t->eos;
-    if ((st = load_id(t, g, "tokenizer.ggml.eot_token_id", -1, &ids[n_ids++], err)) ||
-        (st = load_id(t, g, "tokenizer.ggml.eom_token_id", -1, &ids[n_ids++], err)))
-        return st;
-    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
-        const int32_t id = vocab_find(t, texts[i], strlen(texts[i]));
-        /* only as special tokens: a plain-text piece that happens to read
-         * "<|end|>" does not end anything */
-        if (id >= 0 && t->types &&
-            (t->types[id] == GL_TOKEN_CONTROL || t->types[id] == GL_TOKEN_USER_DEFINED))
-            ids[n_ids++] = id;
-    }
-    for (int i = 0; i < n_ids && n < 8; i++) {
-        bool dup = ids[i] < 0;
-        for (int j = 0; j < n && !dup; j++)
-            dup = t->eog[j] == ids[i];
-        if (!dup)
-            t->eog[n++] = ids[i];
-    }
-    return GL_OK;
-}
-
 static gl_status bpe_init(gl_tokenizer *t, const gguf_file *g, gl_error *err)
 {
     /* GPT-2 vocabularies name no defaults: <|endoftext|> is BOS and EOS, and
@@ -405,13 +378,14 @@ static gl_status bpe_init(gl_tokenizer *t, const gguf_file *g, gl_error *err)
     gl_status st;
     if ((st = load_id(t, g, "tokenizer.ggml.bos_token_id", eot, &t->bos, err)) ||
         (st = load_id(t, g, "tokenizer.ggml.eos_token_id", eot, &t->eos, err)) ||
-        (st = load_id(t, g, "tokenizer.ggml.unknown_token_id", -1, &t->unk, err)) ||
-        (st = load_bool(g, "tokenizer.ggml.add_bos_token", false, &t->add_bos, err)))
+        (st = load_id(t, g, "tokenizer.ggml.unknown_token_id", -1, &t->unk, err)))
         return st;
     t->add_space_prefix = false;
     for (int b = 0; b < 256; b++)
         t->byte_tok[b] = -1;
-    if ((st = gl_bpe_load(&t->bpe, t, g, err)))
+    if ((st = gl_bpe_load(&t->bpe, t, g, err)) ||
+        (st = load_bool(g, "tokenizer.ggml.add_bos_token", gl_bpe_default_add_bos(t->bpe),
+                        &t->add_bos, err)))
         return st;
     return bpe_build_pieces(t, err);
 }
@@ -437,6 +411,117 @@ static gl_status spm_init(gl_tokenizer *t, const gguf_file *g, gl_error *err)
         t->byte_tok[b] = id >= 0 ? id : t->unk;
     }
     return spm_build_pieces(t, err);
+}
+
+/* ---- special tokens and end of generation ---------------------------------- */
+
+static bool is_special_type(int type)
+{
+    return type == GL_TOKEN_CONTROL || type == GL_TOKEN_USER_DEFINED || type == GL_TOKEN_UNKNOWN;
+}
+
+/* Sorts the specials: longest text first, then lower id. */
+static void sort_specials(gl_tokenizer *t)
+{
+    /* shell sort: no qsort_r in C11 and the tokenizer must stay reentrant */
+    int n = t->n_specials;
+    for (int gap = n / 2; gap > 0; gap /= 2) {
+        for (int i = gap; i < n; i++) {
+            int32_t v = t->specials[i];
+            size_t lv = t->text_off[v + 1] - t->text_off[v];
+            int j = i;
+            for (; j >= gap; j -= gap) {
+                int32_t o = t->specials[j - gap];
+                size_t lo = t->text_off[o + 1] - t->text_off[o];
+                if (lo > lv || (lo == lv && o < v))
+                    break;
+                t->specials[j] = o;
+            }
+            t->specials[j] = v;
+        }
+    }
+}
+
+static void add_eog(gl_tokenizer *t, int32_t id)
+{
+    if (id < 0 || t->n_eog >= (int)(sizeof t->eog / sizeof t->eog[0]))
+        return;
+    for (int i = 0; i < t->n_eog; i++)
+        if (t->eog[i] == id)
+            return;
+    t->eog[t->n_eog++] = id;
+}
+
+/* Whether general.name mentions Phi-3, whose special tokens eat the white
+ * space after them (the reference sets these attributes by name). */
+static bool name_is_phi3(const gguf_file *g)
+{
+    gguf_str s;
+    if (!gguf_find(g, "general.name") || !gguf_get_str(g, "general.name", &s))
+        return false;
+    char low[256];
+    size_t n = s.len < sizeof low - 1 ? (size_t)s.len : sizeof low - 1;
+    for (size_t i = 0; i < n; i++) {
+        char c = s.ptr[i];
+        low[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    low[n] = '\0';
+    return strstr(low, "phi-3") || strstr(low, "phi3");
+}
+
+static gl_status load_specials(gl_tokenizer *t, const gguf_file *g, gl_error *err)
+{
+    size_t n = (size_t)t->n_vocab;
+    gl_status st;
+    int n_sp = 0;
+    for (size_t i = 0; i < n; i++)
+        n_sp += is_special_type(t->types[i]) && t->text_off[i + 1] > t->text_off[i];
+    t->specials = malloc(((size_t)n_sp + 1) * sizeof *t->specials);
+    t->strip = calloc(n, 1);
+    if (!t->specials || !t->strip)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory for a %d-token vocabulary", t->n_vocab);
+    for (size_t i = 0; i < n; i++)
+        if (is_special_type(t->types[i]) && t->text_off[i + 1] > t->text_off[i])
+            t->specials[t->n_specials++] = (int32_t)i;
+    sort_specials(t);
+    if (name_is_phi3(g)) {
+        for (int i = 0; i < t->n_specials; i++)
+            t->strip[t->specials[i]] |= STRIP_RIGHT;
+        static const char *const keep[] = { "<unk>", "<s>", "<|endoftext|>" };
+        for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
+            int32_t id = vocab_find(t, keep[k], strlen(keep[k]));
+            if (id >= 0)
+                t->strip[id] = 0;
+        }
+        int32_t id = vocab_find(t, "</s>", 4);
+        if (id >= 0)
+            t->strip[id] |= STRIP_RIGHT;
+    }
+
+    /* End of generation: the ids the file names, and the tokens that end a
+     * turn in the chat formats (found by text, as the reference does). */
+    if ((st = load_id(t, g, "tokenizer.ggml.eot_token_id", -1, &t->eot, err)) ||
+        (st = load_id(t, g, "tokenizer.ggml.eom_token_id", -1, &t->eom, err)))
+        return st;
+    /* The reference's list, plus the end-of-turn tokens of the DeepSeek
+     * Coder and Command-R chat formats, which the reference leaves to the
+     * file's eot id. */
+    static const char *const turn_ends[] = {
+        "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",         "<|endoftext|>",
+        "<|eom_id|>", "<EOT>",      "<|EOT|>", "<|END_OF_TURN_TOKEN|>",
+    };
+    add_eog(t, t->eos);
+    add_eog(t, t->eot);
+    add_eog(t, t->eom);
+    for (size_t k = 0; k < sizeof turn_ends / sizeof turn_ends[0]; k++) {
+        int32_t id = vocab_find(t, turn_ends[k], strlen(turn_ends[k]));
+        if (id >= 0) {
+            add_eog(t, id);
+            if (t->types[id] != GL_TOKEN_CONTROL && t->types[id] != GL_TOKEN_USER_DEFINED)
+                t->types[id] = GL_TOKEN_CONTROL; /* never printed as text */
+        }
+    }
+    return GL_OK;
 }
 
 gl_status gl_tokenizer_load(gl_tokenizer **out, const gguf_file *g, gl_error *err)
@@ -473,7 +558,7 @@ gl_status gl_tokenizer_load(gl_tokenizer **out, const gguf_file *g, gl_error *er
     case VOCAB_SPM: st = spm_init(t, g, err); break;
     case VOCAB_BPE: st = bpe_init(t, g, err); break;
     }
-    if (st || (st = load_eog(t, g, err)))
+    if (st || (st = load_specials(t, g, err)))
         goto fail;
     *out = t;
     return GL_OK;
@@ -495,6 +580,8 @@ void gl_tokenizer_free(gl_tokenizer *t)
     free(t->hashes);
     free(t->slots);
     gl_bpe_free(t->bpe);
+    free(t->specials);
+    free(t->strip);
     free(t);
 }
 
@@ -513,14 +600,6 @@ int32_t gl_tokenizer_bos(const gl_tokenizer *t)
 int32_t gl_tokenizer_eos(const gl_tokenizer *t)
 {
     return t ? t->eos : -1;
-}
-
-bool gl_tokenizer_is_eog(const gl_tokenizer *t, int32_t id)
-{
-    for (int i = 0; t && id >= 0 && i < 8; i++)
-        if (t->eog[i] == id)
-            return true;
-    return false;
 }
 
 int32_t gl_tokenizer_unk(const gl_tokenizer *t)
@@ -563,7 +642,7 @@ const char *gl_tokenizer_piece(const gl_tokenizer *t, int32_t id, size_t *len)
         return NULL;
     }
     if (len)
-        *len = t->piece_off[id + 1] - t->piece_off[id];
+        *len = t->types[id] == GL_TOKEN_CONTROL ? 0 : t->piece_off[id + 1] - t->piece_off[id];
     return t->piece + t->piece_off[id];
 }
 
@@ -675,6 +754,7 @@ static gl_status spm_encode(const gl_tokenizer *t, const char *text, size_t len,
     size_t spaces = 0;
     for (size_t i = 0; i < len; i++)
         spaces += text[i] == ' ';
+    prefix = prefix && t->add_space_prefix;
     size_t n_esc = len + 2 * spaces + (prefix ? 3 : 0);
     gl_status st = GL_OK;
     spm_state s = { t, NULL, NULL, { NULL, 0, 0 } };
@@ -759,9 +839,134 @@ done:
     return st;
 }
 
-static int encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos, bool continues,
-                  int32_t *out, int cap, gl_error *err)
+/* ---- special-token partition -------------------------------------------- */
+
+/* A fragment of the text: raw bytes to tokenize, or one special token. */
+typedef struct frag {
+    size_t off, len;
+    int32_t id; /* -1: text */
+} frag;
+
+/* First occurrence of needle (nl > 0 bytes) in hay, or NULL. */
+static const char *find_bytes(const char *hay, size_t hl, const char *needle, size_t nl)
 {
+    while (hl >= nl) {
+        const char *p = memchr(hay, needle[0], hl - nl + 1);
+        if (!p)
+            return NULL;
+        if (memcmp(p, needle, nl) == 0)
+            return p;
+        hl -= (size_t)(p - hay) + 1;
+        hay = p + 1;
+    }
+    return NULL;
+}
+
+static bool is_space_byte(unsigned char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+typedef struct frag_list {
+    frag *p;
+    size_t n, cap;
+} frag_list;
+
+static bool frag_push(frag_list *l, frag x)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        frag *p = realloc(l->p, cap * sizeof *p);
+        if (!p)
+            return false;
+        l->p = p;
+        l->cap = cap;
+    }
+    l->p[l->n++] = x;
+    return true;
+}
+
+/* Cuts the text fragments at every occurrence of each special token, the
+ * longest tokens first, as the reference does: a shorter special token
+ * inside a longer one's text is never seen. Control and unknown tokens
+ * count only when parse_special; user-defined ones always (the reference
+ * pre-tokenizes them before everything else). Returns the fragment count
+ * (at most 2 * len + 1) with the fragments in *out (heap), or -1 on
+ * allocation failure. */
+static int partition(const gl_tokenizer *t, const char *text, size_t len, bool parse_special,
+                     frag **out)
+{
+    frag_list a = { 0 }, b = { 0 };
+    bool present[256] = { false };
+    for (size_t i = 0; i < len; i++)
+        present[(unsigned char)text[i]] = true;
+    bool ok = frag_push(&a, (frag){ 0, len, -1 });
+    for (int k = 0; ok && k < t->n_specials; k++) {
+        const int32_t id = t->specials[k];
+        const int type = t->types[id];
+        if (!parse_special && type != GL_TOKEN_USER_DEFINED)
+            continue;
+        const char *tx = t->text + t->text_off[id];
+        const size_t tl = t->text_off[id + 1] - t->text_off[id];
+        if (tl > len || !present[(unsigned char)tx[0]])
+            continue;
+        b.n = 0;
+        for (size_t f = 0; ok && f < a.n; f++) {
+            frag x = a.p[f];
+            if (x.id >= 0 || x.len < tl) {
+                ok = frag_push(&b, x);
+                continue;
+            }
+            while (ok) {
+                const char *hit = x.len >= tl ? find_bytes(text + x.off, x.len, tx, tl) : NULL;
+                if (!hit) {
+                    if (x.len)
+                        ok = frag_push(&b, x);
+                    break;
+                }
+                size_t at = (size_t)(hit - text), left = at - x.off;
+                if (t->strip[id] & STRIP_LEFT)
+                    while (left && is_space_byte((unsigned char)text[x.off + left - 1]))
+                        left--;
+                if (left)
+                    ok = frag_push(&b, (frag){ x.off, left, -1 });
+                ok = ok && frag_push(&b, (frag){ at, tl, id });
+                size_t r = at + tl, rlen = x.off + x.len - r;
+                if (t->strip[id] & STRIP_RIGHT)
+                    while (rlen && is_space_byte((unsigned char)text[r])) {
+                        r++;
+                        rlen--;
+                    }
+                x = (frag){ r, rlen, -1 };
+            }
+        }
+        frag_list tmp = a;
+        a = b;
+        b = tmp;
+    }
+    free(b.p);
+    if (!ok) {
+        free(a.p);
+        return -1;
+    }
+    *out = a.p;
+    return (int)a.n;
+}
+
+static gl_status encode_text(const gl_tokenizer *t, const char *text, size_t len, bool prefix,
+                             sink *s, gl_error *err)
+{
+    switch (t->kind) {
+    case VOCAB_SPM: return spm_encode(t, text, len, prefix, s, err);
+    case VOCAB_BPE: return gl_bpe_encode(t->bpe, text, len, s, err);
+    }
+    return GL_OK;
+}
+
+int gl_tokenizer_encode_ex(const gl_tokenizer *t, const char *text, size_t len, unsigned flags,
+                           int32_t *out, int cap, gl_error *err)
+{
+    const bool add_bos = flags & GL_TOKENIZE_BOS, parse_special = flags & GL_TOKENIZE_SPECIAL;
     /* Escaping can triple the text; ids and symbol indices are int. */
     const size_t max_len = ((size_t)INT_MAX - 16) / 3;
     if (!t || (!text && len) || cap < 0 || (!out && cap > 0)) {
@@ -779,26 +984,61 @@ static int encode(const gl_tokenizer *t, const char *text, size_t len, bool add_
     /* Empty text has no tokens: no space prefix either, as the reference. */
     if (len == 0)
         return s.n;
-    gl_status st = GL_OK;
-    switch (t->kind) {
-    case VOCAB_SPM:
-        st = spm_encode(t, text, len, t->add_space_prefix && !continues, &s, err);
-        break;
-    case VOCAB_BPE: st = gl_bpe_encode(t->bpe, text, len, &s, err); break;
+    frag *fr = NULL;
+    int n_fr = partition(t, text, len, parse_special, &fr);
+    if (n_fr < 0) {
+        gl_fail(err, GL_ERR_NOMEM, "out of memory tokenizing %zu bytes", len);
+        return -1;
     }
+    gl_status st = GL_OK;
+    for (int i = 0; i < n_fr && !st; i++) {
+        if (fr[i].id >= 0) {
+            emit(&s, fr[i].id);
+            continue;
+        }
+        /* SentencePiece adds its space prefix to the text at the start and
+         * after each special token, i.e. to every text fragment, except at
+         * the start of a continuation. */
+        const bool prefix = !(flags & GL_TOKENIZE_CONTINUE) || fr[i].off > 0;
+        st = encode_text(t, text + fr[i].off, fr[i].len, prefix, &s, err);
+    }
+    free(fr);
     return st ? -1 : s.n;
 }
 
 int gl_tokenizer_encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos,
                         int32_t *out, int cap, gl_error *err)
 {
-    return encode(t, text, len, add_bos, false, out, cap, err);
+    return gl_tokenizer_encode_ex(t, text, len, add_bos ? GL_TOKENIZE_BOS : 0, out, cap, err);
+}
+
+bool gl_tokenizer_is_eog(const gl_tokenizer *t, int32_t id)
+{
+    if (!t || id < 0)
+        return false;
+    for (int i = 0; i < t->n_eog; i++)
+        if (t->eog[i] == id)
+            return true;
+    return false;
+}
+
+int gl_tokenizer_eog_ids(const gl_tokenizer *t, int32_t *ids, int cap)
+{
+    int n = t ? t->n_eog : 0;
+    for (int i = 0; i < n && i < cap; i++)
+        ids[i] = t->eog[i];
+    return n;
+}
+
+const char *gl_tokenizer_warning(const gl_tokenizer *t)
+{
+    return t && t->bpe ? gl_bpe_warning(t->bpe) : NULL;
 }
 
 int gl_tokenizer_encode_more(const gl_tokenizer *t, const char *text, size_t len, int32_t *out,
                              int cap, gl_error *err)
 {
-    return encode(t, text, len, false, true, out, cap, err);
+    return gl_tokenizer_encode_ex(t, text, len, GL_TOKENIZE_CONTINUE, out, cap, err);
 }
 
 /* ---- streaming detokenizer ---------------------------------------------- */

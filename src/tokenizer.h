@@ -46,6 +46,19 @@ void gl_tokenizer_free(gl_tokenizer *t);
 int gl_tokenizer_encode(const gl_tokenizer *t, const char *text, size_t len, bool add_bos,
                         int32_t *out, int cap, gl_error *err);
 
+/* The same with GL_TOKENIZE_* flags (include/genloop.h): BOS, control-token
+ * text read as those tokens (user-defined tokens are always whole tokens),
+ * no space prefix at the start of a continuation. */
+int gl_tokenizer_encode_ex(const gl_tokenizer *t, const char *text, size_t len, unsigned flags,
+                           int32_t *out, int cap, gl_error *err);
+
+/* Whether id ends generation: EOS, EOT, EOM or an end-of-turn token. */
+bool gl_tokenizer_is_eog(const gl_tokenizer *t, int32_t id);
+/* Writes up to cap end-of-generation ids; returns how many there are. */
+int gl_tokenizer_eog_ids(const gl_tokenizer *t, int32_t *ids, int cap);
+/* Why tokens may differ from the model's (an unknown pre-tokenizer name),
+ * or NULL. */
+const char *gl_tokenizer_warning(const gl_tokenizer *t);
 /* Tokenizes text that continues text already tokenized (a file read in
  * pieces): no BOS and no SentencePiece space prefix. Equals the tokens of
  * the whole text only when the cut falls where no token or pre-token can
@@ -58,9 +71,6 @@ int gl_tokenizer_n_vocab(const gl_tokenizer *t);
 int32_t gl_tokenizer_bos(const gl_tokenizer *t);
 int32_t gl_tokenizer_eos(const gl_tokenizer *t);
 int32_t gl_tokenizer_unk(const gl_tokenizer *t);
-/* Whether id ends a generation: EOS or any other end-of-turn id the
- * vocabulary has (Llama 3 <|eot_id|>, ...). */
-bool gl_tokenizer_is_eog(const gl_tokenizer *t, int32_t id);
 /* Whether prompts should start with BOS (tokenizer.ggml.add_bos_token). */
 bool gl_tokenizer_add_bos(const gl_tokenizer *t);
 /* tokenizer.ggml.model, e.g. "llama". */

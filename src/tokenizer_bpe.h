@@ -4,6 +4,7 @@
 #ifndef GENLOOP_SRC_TOKENIZER_BPE_H
 #define GENLOOP_SRC_TOKENIZER_BPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,10 @@ void gl_bpe_free(gl_bpe *b);
 gl_status gl_bpe_encode(const gl_bpe *b, const char *text, size_t len, gl_tok_sink *s,
                         gl_error *err);
 
+/* The pre-tokenizer's pieces of text, for tests: writes the byte offset
+ * where each piece ends (at most cap) and returns the piece count, or -1. */
+int gl_bpe_split(const gl_bpe *b, const char *text, size_t len, size_t *ends, int cap);
+
 /* The bytes a byte-level token text stands for: each mapped character
  * back to its byte; characters outside the mapping (and invalid UTF-8)
  * are copied as they are. Writes at most len bytes to out; returns how
@@ -39,5 +44,13 @@ size_t gl_bpe_unmap(const char *text, size_t len, char *out);
 
 /* Number of merges in use and skipped as unusable. */
 void gl_bpe_counts(const gl_bpe *b, int *n_merges, int *n_skipped);
+
+/* Whether the pre-tokenizer's models start prompts with BOS when the file
+ * does not say (Llama 3, Tekken). */
+bool gl_bpe_default_add_bos(const gl_bpe *b);
+
+/* Why the split rules in use are a fallback (an unknown tokenizer.ggml.pre),
+ * or NULL. */
+const char *gl_bpe_warning(const gl_bpe *b);
 
 #endif

@@ -7,9 +7,12 @@
 #include <stdint.h>
 
 enum {
-    GL_UCD_LETTER = 1, /* general category L*: \p{L}           */
-    GL_UCD_NUMBER = 2, /* general category N*: \p{N}           */
-    GL_UCD_SPACE = 4,  /* White_Space property: \s             */
+    GL_UCD_LETTER = 1,  /* general category L*: \p{L}           */
+    GL_UCD_NUMBER = 2,  /* general category N*: \p{N}           */
+    GL_UCD_SPACE = 4,   /* White_Space property: \s             */
+    GL_UCD_PUNCT = 8,   /* general category P*: \p{P}           */
+    GL_UCD_SYMBOL = 16, /* general category S*: \p{S}          */
+    GL_UCD_MARK = 32,   /* general category M*: \p{M}           */
 };
 
 typedef struct gl_ucd_range {

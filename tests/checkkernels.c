@@ -333,11 +333,15 @@ static int is_quant(int type)
     return gguf_type_block_elems((uint32_t)type) > 1;
 }
 
-/* The types added with the K-quants: their products are specified to the
- * last bit (src/kernels.h), so every backend must equal generic exactly. */
+/* Every quantized product (integer dot products of the weight blocks with
+ * quantized activations, then the scales in one specified order, see
+ * src/kernels.h) is specified to the last bit, so every backend must equal
+ * generic exactly: the K-quants and the other newer types, and Q8_0 / Q4_0
+ * plain rows too (bit-equal on avx2 and avx512 when this was written).
+ * Only float-weight products keep a rounding tolerance. */
 static int is_exact_type(int type)
 {
-    return is_quant(type) && type != GGUF_T_Q8_0 && type != GGUF_T_Q4_0;
+    return is_quant(type);
 }
 
 /* activation format of a weight type, and the bytes of one activation row */

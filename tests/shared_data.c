@@ -45,7 +45,8 @@ static const char *find_value(const char *line, const char *key)
     return p;
 }
 
-/* Parses the integer array after "key": [ in line. */
+/* Parses the integer array after "key": [ in line; -1 when it is missing,
+ * malformed or longer than cap (never a silent truncation). */
 static int int_array(const char *line, const char *key, int32_t *out, int cap)
 {
     const char *p = find_value(line, key);
@@ -58,13 +59,16 @@ static int int_array(const char *line, const char *key, int32_t *out, int cap)
         long v = strtol(p, &end, 10);
         if (end == p)
             return -1;
-        if (n < cap)
-            out[n++] = (int32_t)v;
+        if (n == cap) {
+            fprintf(stderr, "shared_data: \"%s\" has more than %d entries\n", key, cap);
+            return -1;
+        }
+        out[n++] = (int32_t)v;
         p = end;
         while (*p == ',' || *p == ' ')
             p++;
     }
-    return n;
+    return *p == ']' ? n : -1;
 }
 
 int td_read_refs(const char *model, td_ref *refs, int cap)
@@ -74,11 +78,20 @@ int td_read_refs(const char *model, td_ref *refs, int cap)
     if (!td_path(path, sizeof path, rel))
         return -1;
     FILE *f = fopen(path, "r");
-    if (!f)
+    if (!f) {
+        fprintf(stderr, "shared_data: cannot open %s\n", path);
         return -1;
+    }
     static char line[1 << 16];
     int n = 0;
     while (n < cap && fgets(line, sizeof line, f)) {
+        const size_t len = strlen(line);
+        if (len + 1 == sizeof line && line[len - 1] != '\n') {
+            fprintf(stderr, "shared_data: %s line %d is longer than %zu bytes\n", path, n + 1,
+                    sizeof line - 1);
+            fclose(f);
+            return -1;
+        }
         td_ref *r = &refs[n];
         memset(r, 0, sizeof *r);
         r->n_prompt = int_array(line, "prompt_tokens", r->prompt_tokens, 512);
@@ -94,9 +107,21 @@ int td_read_refs(const char *model, td_ref *refs, int cap)
                     p++;
                 r->prompt[k++] = *p++;
             }
+            if (*p != '"') {
+                fprintf(stderr, "shared_data: %s line %d: prompt longer than %zu bytes\n", path,
+                        n + 1, sizeof r->prompt - 1);
+                fclose(f);
+                return -1;
+            }
         }
-        if (r->n_prompt < 0 || r->n_greedy < 0)
-            break;
+        if (r->n_prompt < 0 || r->n_greedy < 0 || r->n_vocab <= 0) {
+            fprintf(stderr,
+                    "shared_data: %s line %d: bad or missing prompt_tokens, greedy or "
+                    "n_vocab\n",
+                    path, n + 1);
+            fclose(f);
+            return -1;
+        }
         n++;
     }
     fclose(f);
@@ -115,8 +140,14 @@ float *td_read_logits(const char *model, int i, size_t *n_floats)
     fseek(f, 0, SEEK_END);
     long sz = ftell(f);
     fseek(f, 0, SEEK_SET);
+    if (sz <= 0 || sz % (long)sizeof(float) != 0) {
+        fprintf(stderr, "shared_data: %s: size %ld is not a whole number of floats\n", path, sz);
+        fclose(f);
+        return NULL;
+    }
     float *buf = malloc((size_t)sz);
     if (buf && fread(buf, 1, (size_t)sz, f) != (size_t)sz) {
+        fprintf(stderr, "shared_data: %s: short read\n", path);
         free(buf);
         buf = NULL;
     }

@@ -91,7 +91,8 @@ Test(cli, runtime_errors_exit_1)
     static char buf[1 << 20];
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
-    const char *trunc = "/tmp/gl_cli_trunc.gguf";
+    char trunc[64];
+    snprintf(trunc, sizeof trunc, "/tmp/gl_cli_trunc_%ld.gguf", (long)getpid());
     f = fopen(trunc, "wb");
     fwrite(buf, 1, n / 2, f);
     fclose(f);
@@ -204,7 +205,8 @@ Test(cli, tokenize_vectors)
 Test(cli, eval_writes_rows)
 {
     const char *m = model("stories260K.gguf");
-    const char *out = "/tmp/gl_cli_logits.f32";
+    char out[64];
+    snprintf(out, sizeof out, "/tmp/gl_cli_logits_%ld.f32", (long)getpid());
     RUN(&r, NULL, "eval", "-m", m, "--ids", "1 403 407 261 378", "--logits-out", out);
     cr_assert_eq(r.status, 0, "%s", r.err);
     struct stat st;

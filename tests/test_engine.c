@@ -114,7 +114,7 @@ static void run_engine(gl_model *m, int max_batch, int threads, int budget, resu
         cr_assert_eq(gl_engine_step(e, &err), GL_OK, "%s", err.msg);
         for (int i = 0; i < submitted; i++) {
             gl_request_status st;
-            if (done[i] || gl_engine_status(e, ids[i], &st) != GL_OK || !st.finished)
+            if (done[i] || gl_engine_status(e, ids[i], &st, NULL) != GL_OK || !st.finished)
                 continue;
             collect(&st, &out[i]);
             gl_engine_release(e, ids[i]);
@@ -234,7 +234,7 @@ Test(engine, greedy_batch_matches_reference)
         cr_assert_eq(gl_engine_step(e, &err), GL_OK, "%s", err.msg);
     for (int p = 0; p < nr; p++) {
         gl_request_status st;
-        cr_assert_eq(gl_engine_status(e, ids[p], &st), GL_OK);
+        cr_assert_eq(gl_engine_status(e, ids[p], &st, NULL), GL_OK);
         cr_assert_eq(st.n_generated, 64);
         for (int i = 0; i < 64; i++)
             cr_expect_eq(st.tokens[i], refs[p].greedy[i], "prompt %d token %d", p, i);
@@ -256,14 +256,14 @@ Test(engine, cancel_and_errors)
     cr_assert_eq(gl_engine_submit(e, &r, &id, &err), GL_OK);
     for (int i = 0; i < 5; i++)
         cr_assert_eq(gl_engine_step(e, &err), GL_OK);
-    cr_assert_eq(gl_engine_cancel(e, id), GL_OK);
+    cr_assert_eq(gl_engine_cancel(e, id, NULL), GL_OK);
     gl_request_status st;
-    cr_assert_eq(gl_engine_status(e, id, &st), GL_OK);
+    cr_assert_eq(gl_engine_status(e, id, &st, NULL), GL_OK);
     cr_expect(st.finished);
     cr_expect_eq(st.stop, GL_STOP_CANCELLED);
     cr_expect(!gl_engine_busy(e));
     gl_engine_release(e, id);
-    cr_expect_neq(gl_engine_status(e, id, &st), GL_OK);
+    cr_expect_neq(gl_engine_status(e, id, &st, NULL), GL_OK);
 
     int32_t bad = 99999;
     r.prompt_tokens = &bad;
@@ -402,7 +402,7 @@ Test(engine, bounded_history_same_output)
         while (gl_engine_busy(e)) {
             cr_assert_eq(gl_engine_step(e, &err), GL_OK, "%s", err.msg);
             gl_request_status st;
-            gl_engine_status(e, id, &st);
+            gl_engine_status(e, id, &st, NULL);
             if (pass == 1 && st.tokens == NULL)
                 got = -1; /* the head was dropped, as it should be */
             if (pass == 0)
@@ -411,7 +411,7 @@ Test(engine, bounded_history_same_output)
         if (pass == 1) {
             cr_expect_eq(got, -1, "a long request kept its whole history");
             gl_request_status st;
-            gl_engine_status(e, id, &st);
+            gl_engine_status(e, id, &st, NULL);
             cr_expect_eq(st.n_generated, N);
         }
         gl_engine_free(e);
@@ -435,5 +435,86 @@ Test(engine, bounded_history_same_output)
     cr_assert_eq(res.n_generated, N);
     cr_expect_eq(memcmp(full, bounded, sizeof full), 0, "bounded history changed the output");
     gl_ctx_free(c);
+    gl_model_free(m);
+}
+
+/* Prefix reuse: a request whose prompt starts with tokens a free slot still
+ * holds keeps those cache entries (gl_request_status.n_reused), and its
+ * output stays identical to the request run alone. */
+static void alone_prompt(gl_model *m, const char *prompt, const gl_sampler_params *sp, int n_pred,
+                         result *out)
+{
+    gl_ctx_params cp = gl_ctx_default_params();
+    cp.n_ctx = 256;
+    cp.n_threads = 1;
+    gl_ctx *c;
+    gl_error err;
+    cr_assert_eq(gl_ctx_create(&c, m, &cp, &err), GL_OK, "%s", err.msg);
+    int32_t toks[256];
+    gl_model_info mi;
+    gl_model_get_info(m, &mi);
+    int n = gl_tokenize(m, prompt, strlen(prompt), mi.add_bos, toks, 256, &err);
+    gl_gen_params gp = gl_gen_default_params();
+    gp.n_predict = n_pred;
+    gp.sampling = *sp;
+    gl_gen_result res;
+    memset(out, 0, sizeof *out);
+    cr_assert_eq(gl_generate(c, toks, n, &gp, on_token, out, out->tokens, 256, &res, &err), GL_OK);
+    out->n = res.n_generated;
+    out->stop = res.stop;
+    gl_ctx_free(c);
+}
+
+Test(engine, prefix_reuse_keeps_outputs)
+{
+    gl_model *m = load("stories260K");
+    static const char *prompts[] = {
+        "Once upon a time, there was a little girl named Lily.",
+        "Once upon a time, there was a little girl named Lily. She loved",
+        "Once upon a time, there was a little boy",
+        "Once upon a time, there was a little girl named Lily. She loved",
+        "The dog ran",
+        "Once upon a time, there was a little girl named Lily.",
+    };
+    enum { N = sizeof prompts / sizeof prompts[0] };
+    for (int reuse = 0; reuse < 2; reuse++) {
+        gl_engine_params ep = gl_engine_default_params();
+        ep.max_seqs = 2;
+        ep.n_ctx = 256;
+        ep.n_threads = 1;
+        ep.max_batch_tokens = 7; /* chunked prefill around the reused prefix */
+        ep.prefix_reuse = reuse;
+        gl_engine *e;
+        gl_error err;
+        cr_assert_eq(gl_engine_create(&e, m, &ep, &err), GL_OK, "%s", err.msg);
+        int total_reused = 0;
+        for (int i = 0; i < N; i++) {
+            gl_request rq = gl_request_default();
+            rq.prompt = prompts[i];
+            rq.n_predict = 12 + i;
+            rq.sampling.seed = 77 + (uint64_t)i;
+            rq.sampling.temp = i % 2 ? 0.9f : 0.0f;
+            int64_t id;
+            cr_assert_eq(gl_engine_submit(e, &rq, &id, &err), GL_OK, "%s", err.msg);
+            while (gl_engine_busy(e))
+                cr_assert_eq(gl_engine_step(e, &err), GL_OK, "%s", err.msg);
+            gl_request_status st;
+            cr_assert_eq(gl_engine_status(e, id, &st, NULL), GL_OK);
+            result got, want;
+            collect(&st, &got);
+            alone_prompt(m, prompts[i], &rq.sampling, rq.n_predict, &want);
+            expect_same(&got, &want, i, reuse ? "prefix reuse" : "no reuse");
+            cr_assert(reuse || st.n_reused == 0);
+            cr_assert_lt(st.n_reused, st.n_prompt, "the last prompt token is always fed");
+            total_reused += st.n_reused;
+            gl_engine_release(e, id);
+        }
+        gl_engine_stats es;
+        gl_engine_get_stats(e, &es);
+        cr_assert_eq(es.reused_tokens, (uint64_t)total_reused);
+        if (reuse)
+            cr_assert_gt(total_reused, 20, "prefixes were not reused (%d tokens)", total_reused);
+        gl_engine_free(e);
+    }
     gl_model_free(m);
 }

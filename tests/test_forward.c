@@ -12,6 +12,19 @@
 /* Worst single step allowed for the Q8_0/Q4_0 files, as the issue asks. */
 #define GL_TEST_Q_MAX_STEP 0.05
 
+/* Backends against generic, worst step of 120 (relative RMS of a logit
+ * row), about 1.5x what was measured: the integer products are bit-exact
+ * (checkkernels), but the float kernels (F32/F16 products, rmsnorm,
+ * softmax, attention) round differently per vector width; through the
+ * Q8_0 rounding of the next layer's activations a last-bit difference can
+ * grow: 1.46% measured on mixQ8_0 (0.10% on the F32 model, 0.06% on F16,
+ * 0 on mixQ4_0's reference prompt). README "Backends" quotes these. Since
+ * F16 products take their input rounded to F16, as the reference's do
+ * (src/forward_llama.c round_input), that rounding is one more place for a
+ * last bit to flip: mixQ4_0 (F16 ffn_down) measures 2.43%, mixQ8_0 0. */
+#define GL_TEST_XBACKEND_FLOAT 0.0015
+#define GL_TEST_XBACKEND_Q     0.035
+
 static void need_shared(void)
 {
     if (!td_shared_dir()) {
@@ -176,42 +189,7 @@ Test(reference, greedy_tokens_and_story)
     gl_model_free(m);
 }
 
-/* Results must not depend on the thread count or on how the tokens are cut
- * into forward passes. */
-Test(determinism, threads_and_chunking)
-{
-    need_shared();
-    static td_ref refs[1];
-    cr_assert_gt(td_read_refs("stories260K-mixQ4_0", refs, 1), 0);
-    gl_model *m = load("stories260K-mixQ4_0", NULL);
-    const int V = refs[0].n_vocab, steps = 60;
-    int n;
-    float *a = teacher_force(m, &refs[0], steps, &n, 1);
-    float *b = teacher_force(m, &refs[0], steps, &n, 2);
-    cr_assert_eq(memcmp(a, b, sizeof(float) * (size_t)n * V), 0, "-t 1 and -t 2 differ");
-    /* more threads than this machine has CPUs: the pool yields instead of spinning */
-    float *o = teacher_force(m, &refs[0], steps, &n, 5);
-    cr_assert_eq(memcmp(a, o, sizeof(float) * (size_t)n * V), 0, "-t 1 and -t 5 differ");
-    free(o);
-
-    int32_t ids[256];
-    memcpy(ids, refs[0].prompt_tokens, sizeof(int32_t) * refs[0].n_prompt);
-    memcpy(ids + refs[0].n_prompt, refs[0].greedy, sizeof(int32_t) * (steps - 1));
-    gl_ctx *c = make_ctx(m, 512, 2, 0);
-    float *row = malloc(sizeof(float) * (size_t)n * V);
-    gl_error err;
-    for (int i = 0, len = 1; i < n; i += len, len = len % 7 + 1) {
-        int take = i + len > n ? n - i : len;
-        cr_assert_eq(gl_ctx_eval(c, ids + i, take, row + (size_t)i * V, true, &err), GL_OK);
-    }
-    cr_assert_eq(memcmp(a, row, sizeof(float) * (size_t)n * V), 0,
-                 "chunked prefill differs from one pass");
-    free(row);
-    free(a);
-    free(b);
-    gl_ctx_free(c);
-    gl_model_free(m);
-}
+/* Thread and chunking invariance: tests/test_invariance.c. */
 
 /* Every backend's teacher-forced logits agree with the generic backend's at
  * least as tightly as each agrees with the reference. */
@@ -247,8 +225,8 @@ static void check_backends_agree(const char *name, double max_step)
 
 Test(backends, agree_with_generic)
 {
-    check_backends_agree("stories260K", 0.005);
-    check_backends_agree("stories260K-F16", 0.005);
-    check_backends_agree("stories260K-mixQ8_0", GL_TEST_Q_MAX_STEP);
-    check_backends_agree("stories260K-mixQ4_0", GL_TEST_Q_MAX_STEP);
+    check_backends_agree("stories260K", GL_TEST_XBACKEND_FLOAT);
+    check_backends_agree("stories260K-F16", GL_TEST_XBACKEND_FLOAT);
+    check_backends_agree("stories260K-mixQ8_0", GL_TEST_XBACKEND_Q);
+    check_backends_agree("stories260K-mixQ4_0", GL_TEST_XBACKEND_Q);
 }

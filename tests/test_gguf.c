@@ -21,10 +21,15 @@ static gl_status parse_copy(const uint8_t *p, size_t n, gl_error *err)
     gguf_file g;
     gl_status st = gguf_parse(&g, c, n, err);
     if (st == GL_OK) {
-        /* Anything parse accepts must be safe to walk. */
+        /* Anything parse accepts must be safe to walk, and its tensors, which
+         * may not overlap, claim no more bytes in all than the file has. */
+        uint64_t claimed = 0;
         for (uint64_t i = 0; i < g.n_tensors; i++) {
             const gguf_tensor *t = &g.tensors[i];
             cr_assert(t->data >= c && t->data + t->nbytes <= c + n);
+            claimed += t->nbytes;
+            cr_assert_leq(claimed, n, "tensors claim %llu bytes of a %zu-byte file",
+                          (unsigned long long)claimed, n);
             cr_assert((const uint8_t *)t->name.ptr >= c &&
                       (const uint8_t *)t->name.ptr + t->name.len <= c + n);
         }
@@ -278,14 +283,27 @@ Test(gguf, every_bit_flip_is_safe)
 {
     gw_buf b;
     sample(&b);
+    /* parse_copy asserts what every outcome must satisfy (accepted: every
+     * pointer inside the file; refused: a one-line "gguf: " message and
+     * nothing left allocated); a flip may only be accepted or refused as
+     * malformed, and both must happen (flips in a name or a float value are
+     * harmless, flips in the magic are not) */
+    size_t n_ok = 0, n_bad = 0;
     for (size_t i = 0; i < b.len; i++) {
         for (int bit = 0; bit < 8; bit++) {
             b.data[i] ^= (uint8_t)(1u << bit);
             gl_error err;
-            parse_copy(b.data, b.len, &err);
+            gl_status st = parse_copy(b.data, b.len, &err);
+            cr_assert(st == GL_OK || st == GL_ERR_FORMAT || st == GL_ERR_NOMEM,
+                      "flip of bit %d at byte %zu: status %d", bit, i, st);
+            n_ok += st == GL_OK;
+            n_bad += st != GL_OK;
             b.data[i] ^= (uint8_t)(1u << bit);
         }
     }
+    cr_assert_gt(n_ok, 0);
+    cr_assert_gt(n_bad, b.len); /* at least the 32 bits of the magic, the version, ... */
+    expect_ok(&b);              /* every flip was undone */
     gw_free(&b);
 }
 
@@ -604,6 +622,47 @@ Test(gguf, tensor_info_validation)
     expect_fail(&b, "row length 33 is not a multiple of the Q4_0 block size 32");
     gw_free(&b);
 
+    /* K-quant rows are whole 256-element super-blocks */
+    static const struct {
+        uint32_t type;
+        uint64_t row;
+        const char *msg;
+    } krows[] = {
+        { GGUF_T_Q4_K, 32, "row length 32 is not a multiple of the Q4_K block size 256" },
+        { GGUF_T_Q6_K, 320, "row length 320 is not a multiple of the Q6_K block size 256" },
+        { GGUF_T_Q2_K, 255, "row length 255 is not a multiple of the Q2_K block size 256" },
+        { GGUF_T_Q3_K, 4097, "row length 4097 is not a multiple of the Q3_K block size 256" },
+        { GGUF_T_Q5_K, 128, "row length 128 is not a multiple of the Q5_K block size 256" },
+        { GGUF_T_IQ4_XS, 288, "row length 288 is not a multiple of the IQ4_XS block size 256" },
+        { 16 /* IQ2_XXS */, 64, "row length 64 is not a multiple of the IQ2_XXS block size 256" },
+        { GGUF_T_Q4_1, 48, "row length 48 is not a multiple of the Q4_1 block size 32" },
+        { GGUF_T_IQ4_NL, 16, "row length 16 is not a multiple of the IQ4_NL block size 32" },
+    };
+    for (size_t i = 0; i < sizeof krows / sizeof krows[0]; i++) {
+        uint64_t kne[2] = { krows[i].row, 2 };
+        tensor_file(&b, 2, kne, krows[i].type, 0, 4096);
+        expect_fail(&b, krows[i].msg);
+        expect_fail(&b, "tensor 'blk.0.attn_q.weight' (#0)");
+        gw_free(&b);
+    }
+    /* K-quant data cut inside the last super-block, or a whole one short */
+    uint64_t q6[2] = { 512, 3 };
+    tensor_file(&b, 2, q6, GGUF_T_Q6_K, 0, 6 * 210);
+    expect_ok(&b);
+    gw_free(&b);
+    tensor_file(&b, 2, q6, GGUF_T_Q6_K, 0, 6 * 210 - 1);
+    expect_fail(&b, "tensor 'blk.0.attn_q.weight' (#0) data [offset 0, 1260 bytes] runs past end "
+                    "of file");
+    gw_free(&b);
+    uint64_t q4k[2] = { 256, 8 };
+    tensor_file(&b, 2, q4k, GGUF_T_Q4_K, 0, 7 * 144 + 100);
+    expect_fail(&b, "[offset 0, 1152 bytes] runs past end of file");
+    gw_free(&b);
+    uint64_t q2k[2] = { 1024, 1 };
+    tensor_file(&b, 2, q2k, GGUF_T_Q2_K, 0, 3 * 84);
+    expect_fail(&b, "[offset 0, 336 bytes] runs past end of file");
+    gw_free(&b);
+
     uint64_t neg[2] = { 32, (uint64_t)-1 };
     tensor_file(&b, 2, neg, GGUF_T_F32, 0, 512);
     expect_fail(&b, "dimension 1 = 18446744073709551615");
@@ -670,6 +729,66 @@ Test(gguf, duplicate_tensor_names)
     gw_pad(&b, 32);
     gw_zeros(&b, 64);
     expect_fail(&b, "duplicate tensor name 'w'");
+    gw_free(&b);
+}
+
+/* n tensors of 1-D F32 data at the given byte offsets and sizes (multiples
+ * of 32) in a data section of data_bytes. */
+static void layout_file(gw_buf *b, int n, const uint64_t *off, const uint64_t *bytes,
+                        size_t data_bytes)
+{
+    static const char *names[] = { "A", "B", "C", "D" };
+    one_kv_file(b, (uint64_t)n);
+    for (int i = 0; i < n; i++) {
+        uint64_t ne[1] = { bytes[i] / 4 };
+        gw_tensor_info(b, names[i], 1, ne, GGUF_T_F32, off[i]);
+    }
+    gw_pad(b, 32);
+    gw_zeros(b, data_bytes);
+}
+
+Test(gguf, nested_and_chained_overlaps)
+{
+    gw_buf b;
+    /* B and C both lie inside A: after B, the furthest-reaching tensor is
+     * still A, so C must be caught against A, not against B (which it only
+     * touches) */
+    const uint64_t nest_off[3] = { 0, 32, 64 }, nest_len[3] = { 128, 32, 32 };
+    layout_file(&b, 3, nest_off, nest_len, 128);
+    expect_fail(&b, "overlaps tensor 'A' data [offset 0, 128 bytes]");
+    gw_free(&b);
+    /* the same listed in another order */
+    const uint64_t rev_off[3] = { 64, 32, 0 }, rev_len[3] = { 32, 32, 128 };
+    layout_file(&b, 3, rev_off, rev_len, 128);
+    expect_fail(&b, "overlaps tensor 'C' data [offset 0, 128 bytes]");
+    gw_free(&b);
+    /* a chain: each overlaps only its neighbour */
+    const uint64_t chain_off[3] = { 0, 64, 128 }, chain_len[3] = { 96, 96, 64 };
+    layout_file(&b, 3, chain_off, chain_len, 192);
+    expect_fail(&b, "tensor 'B'");
+    expect_fail(&b, "overlaps tensor 'A'");
+    gw_free(&b);
+    /* a chain whose first pair is clean: C overlaps B only */
+    const uint64_t chain2_off[3] = { 0, 32, 64 }, chain2_len[3] = { 32, 64, 64 };
+    layout_file(&b, 3, chain2_off, chain2_len, 128);
+    expect_fail(&b, "tensor 'C'");
+    expect_fail(&b, "overlaps tensor 'B'");
+    gw_free(&b);
+    /* two tensors at one offset */
+    const uint64_t same_off[2] = { 32, 32 }, same_len[2] = { 32, 64 };
+    layout_file(&b, 2, same_off, same_len, 96);
+    expect_fail(&b, "overlaps");
+    gw_free(&b);
+    /* a small tensor at the very end of a big one: touching is fine, and so
+     * is an empty tensor inside another */
+    const uint64_t touch_off[4] = { 0, 96, 128, 32 }, touch_len[4] = { 96, 32, 32, 0 };
+    layout_file(&b, 4, touch_off, touch_len, 160);
+    expect_ok(&b);
+    gw_free(&b);
+    /* nested inside the last tensor, deep in the section */
+    const uint64_t deep_off[4] = { 0, 32, 64, 160 }, deep_len[4] = { 32, 32, 256, 64 };
+    layout_file(&b, 4, deep_off, deep_len, 320);
+    expect_fail(&b, "tensor 'D'");
     gw_free(&b);
 }
 

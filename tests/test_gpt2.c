@@ -348,7 +348,6 @@ Test(gpt2_tokenizer, hostile_vocabularies)
     } cases[] = {
         { BPE_NO_MERGES, GL_ERR_FORMAT, "tokenizer.ggml.merges missing" },
         { BPE_MERGES_NOT_STR, GL_ERR_FORMAT, "tokenizer.ggml.merges is not a string array" },
-        { BPE_PRE_UNKNOWN, GL_ERR_UNSUPPORTED, "pre-tokenizer 'bogus-pre'" },
         { BPE_PRE_NOT_STR, GL_ERR_FORMAT, "tokenizer.ggml.pre is not a string" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -360,6 +359,92 @@ Test(gpt2_tokenizer, hostile_vocabularies)
         cr_expect(strstr(err.msg, cases[i].msg), "flaw %d: '%s' lacks '%s'", cases[i].flaw, err.msg,
                   cases[i].msg);
     }
+}
+
+/* An unknown pre-tokenizer name is not fatal: the default split rules
+ * apply and the tokenizer says so, naming it. */
+Test(gpt2_tokenizer, unknown_pre_tokenizer_warns)
+{
+    gl_tokenizer *t = NULL;
+    gl_error err = { 0 };
+    gl_status st = load_mini_bpe(BPE_PRE_UNKNOWN, &t, NULL, &err);
+    cr_assert_eq(st, GL_OK, "%s", err.msg);
+    const char *w = gl_tokenizer_warning(t);
+    cr_assert_not_null(w);
+    cr_expect(strstr(w, "'bogus-pre'") && strstr(w, "default"), "%s", w);
+    int32_t ids[16];
+    cr_expect_gt(gl_tokenizer_encode(t, "ab", 2, false, ids, 16, &err), 0, "%s", err.msg);
+    gl_tokenizer_free(t);
+}
+
+/* The split rules of each pre-tokenizer, on a vocabulary of byte tokens
+ * that names it: pieces written as "a|b|c". The expected splits follow the
+ * reference's regular expressions by hand. */
+static void expect_split(const char *pre, const char *text, const char *want)
+{
+    static const char *const tokens[] = { "a", "<|endoftext|>" };
+    static const char *const merges[] = { "a a" };
+    static const int32_t types[] = { 1, 3 };
+    gw_buf b;
+    gw_init(&b);
+    gw_header(&b, 3, 0, 6);
+    gw_kv_str(&b, "general.architecture", "gpt2");
+    gw_kv_str(&b, "tokenizer.ggml.model", "gpt2");
+    gw_kv_str_arr(&b, "tokenizer.ggml.tokens", tokens, 2);
+    gw_kv_i32_arr(&b, "tokenizer.ggml.token_type", types, 2);
+    gw_kv_str_arr(&b, "tokenizer.ggml.merges", merges, 1);
+    gw_kv_str(&b, "tokenizer.ggml.pre", pre);
+    gw_pad(&b, 32);
+    gl_error err;
+    gguf_file g;
+    cr_assert_eq(gguf_parse(&g, b.data, b.len, &err), GL_OK, "%s", err.msg);
+    gl_tokenizer *t;
+    cr_assert_eq(gl_tokenizer_load(&t, &g, &err), GL_OK, "%s", err.msg);
+    cr_expect_null(gl_tokenizer_warning(t), "%s: %s", pre, gl_tokenizer_warning(t));
+    gl_bpe *bpe;
+    cr_assert_eq(gl_bpe_load(&bpe, t, &g, &err), GL_OK, "%s", err.msg);
+    size_t ends[64];
+    const size_t len = strlen(text);
+    int n = gl_bpe_split(bpe, text, len, ends, 64);
+    cr_assert(n >= 0 && n <= 64);
+    char got[512];
+    size_t w = 0, from = 0;
+    for (int i = 0; i < n; i++) {
+        if (i)
+            got[w++] = '|';
+        memcpy(got + w, text + from, ends[i] - from);
+        w += ends[i] - from;
+        from = ends[i];
+    }
+    got[w] = '\0';
+    cr_expect_str_eq(got, want, "pre-tokenizer %s: got [%s] want [%s]", pre, got, want);
+    gl_bpe_free(bpe);
+    gl_tokenizer_free(t);
+    gguf_free(&g);
+    gw_free(&b);
+}
+
+Test(gpt2_tokenizer, pre_tokenizer_splits)
+{
+    expect_split("llama-bpe", "Hello world's 12345\n\n", "Hello| world|'s| |123|45|\n\n");
+    expect_split("llama-bpe", "I'M  fine!!\n", "I|'M| | fine|!!\n");
+    expect_split("llama-bpe", "a \n\n b", "a| \n\n| b");
+    expect_split("llama-bpe", "DON'Tgo", "DON|'T|go"); /* contractions ignore case */
+    expect_split("gpt-2", "DON'Tgo", "DON|'|Tgo");     /* ... here they do not */
+    expect_split("qwen2", "x=12345", "x|=|1|2|3|4|5");
+    expect_split("qwen2", "I'M  fine!!\n", "I|'M| | fine|!!\n");
+    expect_split("gpt-2", "Hello world's 12345\n\n", "Hello| world|'s| 12345|\n\n");
+    expect_split("mpt", "I'M fine", "I|'|M| fine");
+    expect_split("starcoder", "a 123", "a| |1|2|3");
+    expect_split("smollm", "v2.0", "v|2|.|0");
+    expect_split("falcon", "x+=100;", "x|+=|100|;");
+    expect_split("default", "1234", "123|4");
+    expect_split("deepseek-coder", "ab12\n", "ab|1|2|\n");
+    expect_split("tekken", "HELLO world HelloWorld", "HELLO| world| Hello|World");
+    expect_split("tekken", "a/b x1/\n", "a|/b| x|1|/\n");
+    expect_split("deepseek-v3", "x.y 12345", "x|.y| |123|45");
+    expect_split("deepseek-llm", "Hi \xE4\xBD\xA0\xE5\xA5\xBD 99",
+                 "Hi| |\xE4\xBD\xA0\xE5\xA5\xBD| |99");
 }
 
 /* ---- kernels --------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "context.h"
 #include "genloop.h"
@@ -345,7 +346,8 @@ static void check_cache_types(const char *path, const int32_t *ids, int n, int V
 Test(ring, cache_types_wide_heads)
 {
     const char *bin = getenv("GENLOOP_BIN") ? getenv("GENLOOP_BIN") : "build/genloop";
-    const char *path = "/tmp/gl_ring_wide.gguf";
+    char path[64]; /* one per test process: parallel runs never share it */
+    snprintf(path, sizeof path, "/tmp/gl_ring_wide_%ld.gguf", (long)getpid());
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "%s synth --shape custom --dim 256 --layers 2 --heads 4 "

@@ -251,6 +251,173 @@ Test(tokenizer, llama_spm_vectors)
     free_vectors(&v);
 }
 
+/* Every vocabulary in ../shared/tokenizers with test vectors: all its
+ * vectors must match the reference ids, and detokenizing them must give the
+ * test string back byte for byte. Pass counts go to stderr. */
+static void check_vocab_vectors(const char *stem)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "ggml-vocab-%s.gguf", stem);
+    vectors v;
+    load_vectors(&v, rel);
+    snprintf(rel, sizeof rel, "tokenizers/ggml-vocab-%s.gguf", stem);
+    gl_tokenizer *t = load_shared(rel);
+    cr_expect_null(gl_tokenizer_warning(t), "%s: unexpected warning: %s", stem,
+                   gl_tokenizer_warning(t));
+    int failed = 0, trip_failed = 0;
+    for (int i = 0; i < v.n; i++) {
+        int32_t want[2048];
+        int n_want = 0;
+        const char *p = v.ids[i];
+        char *e;
+        for (long x; (x = strtol(p, &e, 10)), e != p; p = e) {
+            cr_assert_lt(n_want, 2048);
+            want[n_want++] = (int32_t)x;
+        }
+        int n;
+        int32_t *got = encode(t, v.str[i], v.len[i], false, &n);
+        bool same = n == n_want;
+        for (int j = 0; same && j < n; j++)
+            same = got[j] == want[j];
+        if (!same) {
+            failed++;
+            int j = 0;
+            while (j < n && j < n_want && got[j] == want[j])
+                j++;
+            cr_log_error("%s vector %d '%.*s': %d ids, want %d; first difference at %d: "
+                         "got %d want %d",
+                         stem, i, (int)v.len[i], v.str[i], n, n_want, j, j < n ? got[j] : -1,
+                         j < n_want ? want[j] : -1);
+        }
+        /* With BOS, as prompts start: SentencePiece drops its space prefix
+         * after it. */
+        int n_bos;
+        int32_t *with_bos = encode(t, v.str[i], v.len[i], true, &n_bos);
+        size_t dlen;
+        char *back = detok_all(t, with_bos, n_bos, &dlen);
+        free(with_bos);
+        if (dlen != v.len[i] || memcmp(back, v.str[i], dlen) != 0) {
+            trip_failed++;
+            cr_log_error("%s vector %d: round trip of '%.*s' gave '%s'", stem, i, (int)v.len[i],
+                         v.str[i], back);
+        }
+        free(back);
+        free(got);
+    }
+    fprintf(stderr, "tokenizer vectors %-15s %d/%d match, %d/%d round-trip\n", stem, v.n - failed,
+            v.n, v.n - trip_failed, v.n);
+    cr_expect_eq(failed, 0, "%d of %d %s vectors differ", failed, v.n, stem);
+    cr_expect_eq(trip_failed, 0, "%d of %d %s vectors do not round-trip", trip_failed, v.n, stem);
+    gl_tokenizer_free(t);
+    free_vectors(&v);
+}
+
+Test(tokenizer_vectors, llama_spm)
+{
+    check_vocab_vectors("llama-spm");
+}
+Test(tokenizer_vectors, phi_3)
+{
+    check_vocab_vectors("phi-3");
+}
+Test(tokenizer_vectors, gpt_2)
+{
+    check_vocab_vectors("gpt-2");
+}
+Test(tokenizer_vectors, deepseek_llm)
+{
+    check_vocab_vectors("deepseek-llm");
+}
+Test(tokenizer_vectors, deepseek_coder)
+{
+    check_vocab_vectors("deepseek-coder");
+}
+Test(tokenizer_vectors, falcon)
+{
+    check_vocab_vectors("falcon");
+}
+Test(tokenizer_vectors, starcoder)
+{
+    check_vocab_vectors("starcoder");
+}
+Test(tokenizer_vectors, mpt)
+{
+    check_vocab_vectors("mpt");
+}
+Test(tokenizer_vectors, refact)
+{
+    check_vocab_vectors("refact");
+}
+
+/* gpt-neox names no pre-tokenizer (the default rules, no warning) and has
+ * no vectors: every test string of the other vocabularies round-trips. */
+Test(tokenizer_vectors, gpt_neox_default_roundtrip)
+{
+    vectors v;
+    load_vectors(&v, "ggml-vocab-gpt-2.gguf");
+    gl_tokenizer *t = load_shared("tokenizers/ggml-vocab-gpt-neox.gguf");
+    cr_expect_null(gl_tokenizer_warning(t));
+    for (int i = 0; i < v.n; i++) {
+        int n;
+        int32_t *ids = encode(t, v.str[i], v.len[i], false, &n);
+        size_t dlen;
+        char *back = detok_all(t, ids, n, &dlen);
+        cr_expect(dlen == v.len[i] && memcmp(back, v.str[i], dlen) == 0,
+                  "gpt-neox: round trip of '%s' gave '%s'", v.str[i], back);
+        free(back);
+        free(ids);
+    }
+    gl_tokenizer_free(t);
+    free_vectors(&v);
+}
+
+/* Control tokens are single tokens only when the text is parsed with
+ * specials; every end-of-turn token ends generation. */
+Test(tokenizer_vectors, special_tokens_and_eog)
+{
+    gl_tokenizer *t = load_shared("tokenizers/ggml-vocab-phi-3.gguf");
+    const char *text = "<|user|>\nHi<|end|>\n<|assistant|>\n";
+    int32_t ids[64];
+    gl_error err;
+    int n = gl_tokenizer_encode_ex(t, text, strlen(text), GL_TOKENIZE_SPECIAL, ids, 64, &err);
+    cr_assert_gt(n, 3, "%s", err.msg);
+    cr_expect_eq(ids[0], gl_tokenizer_find(t, "<|user|>", 8));
+    bool has_end = false;
+    for (int i = 0; i < n; i++)
+        has_end |= ids[i] == gl_tokenizer_find(t, "<|end|>", 7);
+    cr_expect(has_end);
+    /* as plain text: no control token at all */
+    n = gl_tokenizer_encode_ex(t, text, strlen(text), 0, ids, 64, &err);
+    for (int i = 0; i < n; i++)
+        cr_expect_neq(gl_tokenizer_type(t, ids[i]), GL_TOKEN_CONTROL, "id %d", ids[i]);
+    cr_expect(gl_tokenizer_is_eog(t, gl_tokenizer_eos(t)));
+    cr_expect(gl_tokenizer_is_eog(t, gl_tokenizer_find(t, "<|end|>", 7)));
+    cr_expect(gl_tokenizer_is_eog(t, gl_tokenizer_find(t, "<|endoftext|>", 13)));
+    cr_expect(!gl_tokenizer_is_eog(t, gl_tokenizer_find(t, "<|user|>", 8)));
+    cr_expect(!gl_tokenizer_is_eog(t, gl_tokenizer_bos(t)));
+    /* control tokens print nothing */
+    size_t len;
+    gl_tokenizer_piece(t, gl_tokenizer_find(t, "<|end|>", 7), &len);
+    cr_expect_eq(len, 0);
+
+    /* a continuation gets no SentencePiece space prefix */
+    n = gl_tokenizer_encode_ex(t, "Hello", 5, GL_TOKENIZE_CONTINUE, ids, 64, &err);
+    cr_assert_gt(n, 0);
+    const char *p = gl_tokenizer_piece(t, ids[0], &len);
+    cr_expect(len > 0 && p[0] == 'H', "continuation starts with '%.*s'", (int)len, p);
+    n = gl_tokenizer_encode_ex(t, "Hello", 5, 0, ids, 64, &err);
+    p = gl_tokenizer_piece(t, ids[0], &len);
+    cr_expect(len > 0 && p[0] == ' ', "a fresh text starts with '%.*s'", (int)len, p);
+    gl_tokenizer_free(t);
+
+    /* user-defined tokens are whole tokens even in plain text */
+    t = load_shared("tokenizers/ggml-vocab-deepseek-coder.gguf");
+    n = gl_tokenizer_encode_ex(t, "<|EOT|>", 7, 0, ids, 64, &err);
+    cr_expect(n == 1 && ids[0] == gl_tokenizer_find(t, "<|EOT|>", 7), "%d ids", n);
+    cr_expect(gl_tokenizer_is_eog(t, ids[0]));
+    gl_tokenizer_free(t);
+}
+
 /* The prompts and prompt_tokens of the reference runs on stories260K. */
 Test(tokenizer, stories260k_prompts)
 {

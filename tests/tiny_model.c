@@ -7,7 +7,15 @@
 #include "gguf.h"
 #include "half.h"
 
-enum { TM_DIM = 32, TM_HEADS = 4, TM_KV_HEADS = 2, TM_FFN = 64, TM_CTX = 64, TM_ALIGN = 32 };
+enum { TM_HEADS = 4, TM_KV_HEADS = 2, TM_CTX = 64, TM_ALIGN = 32 };
+
+void tm_dims(uint32_t wtype, int *dim, int *ffn)
+{
+    /* every row length must hold whole blocks: K-quant rows are 256 long */
+    const bool k = gguf_type_block_elems(wtype) == 256;
+    *dim = k ? 256 : 32;
+    *ffn = k ? 256 : 64;
+}
 
 static const char *const vocab[] = {
     "<unk>",
@@ -49,8 +57,9 @@ typedef struct tdesc {
 
 static int describe(const tm_opts *o, tdesc *t, int cap)
 {
-    int n = 0, layers = o->n_layers > 0 ? o->n_layers : 1;
+    int n = 0, layers = o->n_layers > 0 ? o->n_layers : 1, dim, ffn;
     const uint32_t w = o->wtype;
+    tm_dims(w, &dim, &ffn);
 #define ADD(nm, d0, d1, nd, ty)                                                                    \
     do {                                                                                           \
         if (n < cap) {                                                                             \
@@ -62,15 +71,15 @@ static int describe(const tm_opts *o, tdesc *t, int cap)
         }                                                                                          \
         n++;                                                                                       \
     } while (0)
-    ADD("token_embd.weight", TM_DIM, TM_VOCAB, 2, w);
-    ADD("output_norm.weight", TM_DIM, 1, 1, GGUF_T_F32);
+    ADD("token_embd.weight", dim, TM_VOCAB, 2, w);
+    ADD("output_norm.weight", dim, 1, 1, GGUF_T_F32);
     if (!o->tied)
-        ADD("output.weight", TM_DIM, TM_VOCAB, 2, w);
-    const int hd = TM_DIM / TM_HEADS, kv = TM_KV_HEADS * hd;
+        ADD("output.weight", dim, TM_VOCAB, 2, w);
+    const int hd = dim / TM_HEADS, kv = TM_KV_HEADS * hd;
     for (int l = 0; l < layers; l++) {
-        const uint64_t shape[9][2] = { { TM_DIM, 1 },      { TM_DIM, TM_DIM }, { TM_DIM, kv },
-                                       { TM_DIM, kv },     { TM_DIM, TM_DIM }, { TM_DIM, 1 },
-                                       { TM_DIM, TM_FFN }, { TM_DIM, TM_FFN }, { TM_FFN, TM_DIM } };
+        const uint64_t shape[9][2] = { { dim, 1 },   { dim, dim }, { dim, kv },
+                                       { dim, kv },  { dim, dim }, { dim, 1 },
+                                       { dim, ffn }, { dim, ffn }, { ffn, dim } };
         for (int i = 0; i < 9; i++) {
             char nm[64];
             snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, per_layer[i]);
@@ -109,13 +118,72 @@ static uint32_t lcg(uint32_t *s)
     return *s >> 8;
 }
 
-/* Small, well-formed values for each type, so a forward pass is finite. */
-static void tensor_data(gw_buf *b, const tdesc *t, uint32_t seed)
+/* Where a quantized block keeps its F16 scale d and its min (-1: none), and
+ * the d that keeps |weights| below about 0.5 for random quants and scales. */
+typedef struct scale_pos {
+    uint32_t type;
+    int d_at, m_at;
+    float d;
+} scale_pos;
+
+static const scale_pos scale_table[] = {
+    { GGUF_T_Q8_0, 0, -1, 0.01f },     { GGUF_T_Q4_0, 0, -1, 0.01f },
+    { GGUF_T_Q4_1, 0, 2, 0.01f },      { GGUF_T_Q5_0, 0, -1, 0.01f },
+    { GGUF_T_Q5_1, 0, 2, 0.01f },      { GGUF_T_IQ4_NL, 0, -1, 0.004f },
+    { GGUF_T_Q2_K, 80, 82, 0.01f },    { GGUF_T_Q3_K, 108, -1, 0.004f },
+    { GGUF_T_Q4_K, 0, 2, 0.0005f },    { GGUF_T_Q5_K, 0, 2, 0.00025f },
+    { GGUF_T_Q6_K, 208, -1, 0.0001f }, { GGUF_T_IQ4_XS, 0, -1, 0.0001f },
+};
+
+static const scale_pos *find_scale(uint32_t type)
+{
+    for (size_t i = 0; i < sizeof scale_table / sizeof scale_table[0]; i++)
+        if (scale_table[i].type == type)
+            return &scale_table[i];
+    return NULL;
+}
+
+static void put_u16_at(gw_buf *b, size_t at, uint16_t v)
+{
+    b->data[at] = (uint8_t)v;
+    b->data[at + 1] = (uint8_t)(v >> 8);
+}
+
+/* Small, well-formed values for each type, so a forward pass is finite
+ * (unless bad_scale asks for a NaN or inf scale). */
+static void tensor_data(gw_buf *b, const tdesc *t, uint32_t seed, bool bad_scale, uint16_t bad_bits)
 {
     uint64_t nb = tensor_bytes(t), w = 0;
     bool norm = strstr(t->name, "norm") != NULL;
+    const scale_pos *sp = find_scale(t->type);
     while (w < nb) {
         float v = norm ? 1.0f : ((float)(lcg(&seed) % 1000) - 500.0f) / 2000.0f;
+        if (sp) {
+            /* random quants and sub-block scales, then d (and min) set */
+            const size_t bb = gguf_type_block_bytes(t->type), start = b->len;
+            const uint64_t blk = w / bb;
+            if (t->type == GGUF_T_Q8_0 || t->type == GGUF_T_Q4_0) {
+                gw_u16(b, gl_f32_to_f16(sp->d)); /* the bytes of the first tiny models */
+                for (size_t i = 2; i < bb; i++)
+                    gw_u8(b, (uint8_t)lcg(&seed));
+            } else {
+                /* layer matrices small next to the embedding, as in trained
+                 * models: the logits then hardly move when a backend's float
+                 * kernels round an activation quant the other way */
+                const float d = strncmp(t->name, "blk.", 4) == 0 ? sp->d * 0.1f : sp->d;
+                for (size_t i = 0; i < bb; i++)
+                    gw_u8(b, (uint8_t)lcg(&seed));
+                put_u16_at(b, start + (size_t)sp->d_at, gl_f32_to_f16(d));
+                if (sp->m_at >= 0)
+                    put_u16_at(b, start + (size_t)sp->m_at, gl_f32_to_f16(d * 0.5f));
+            }
+            if (bad_scale && blk == 0)
+                put_u16_at(b, start + (size_t)sp->d_at, bad_bits);
+            if (bad_scale && blk == 1 && sp->m_at >= 0)
+                put_u16_at(b, start + (size_t)sp->m_at, bad_bits);
+            w += bb;
+            continue;
+        }
         switch (t->type) {
         case GGUF_T_F32:
             gw_f32(b, v);
@@ -129,15 +197,6 @@ static void tensor_data(gw_buf *b, const tdesc *t, uint32_t seed)
             gw_u16(b, (uint16_t)(gl_bits_from_f32(v) >> 16));
             w += 2;
             break;
-        case GGUF_T_Q8_0:
-        case GGUF_T_Q4_0: {
-            size_t bb = gguf_type_block_bytes(t->type);
-            gw_u16(b, gl_f32_to_f16(0.01f));
-            for (size_t i = 2; i < bb; i++)
-                gw_u8(b, (uint8_t)lcg(&seed));
-            w += bb;
-            break;
-        }
         default: /* any other type: arbitrary bytes */
             gw_u8(b, (uint8_t)lcg(&seed));
             w += 1;
@@ -190,15 +249,16 @@ static void kv_f32(gw_buf *b, const tm_opts *o, const char *key, float v)
 void tm_build(gw_buf *b, const tm_opts *opts)
 {
     tm_opts o = opts ? *opts : (tm_opts){ 0 };
-    int layers = o.n_layers > 0 ? o.n_layers : 1;
+    int layers = o.n_layers > 0 ? o.n_layers : 1, dim, ffn;
+    tm_dims(o.wtype, &dim, &ffn);
     int n = describe(&o, NULL, 0);
     tdesc *t = calloc((size_t)n, sizeof *t);
     if (!t)
         abort();
     describe(&o, t, n);
     for (int i = 0; i < n; i++) {
-        if (o.bad_shape_tensor == i + 1)
-            t[i].ne[0] += t[i].type == GGUF_T_Q8_0 || t[i].type == GGUF_T_Q4_0 ? 32 : 1;
+        if (o.bad_shape_tensor == i + 1) /* one more block: the reader accepts it */
+            t[i].ne[0] += gguf_type_block_elems(t[i].type);
         if (o.bad_type_tensor == i + 1)
             t[i].type = o.bad_type;
     }
@@ -223,12 +283,12 @@ void tm_build(gw_buf *b, const tm_opts *opts)
         COUNTED(gw_kv_str(&kvs, "general.architecture", "llama"));
     COUNTED(gw_kv_str(&kvs, "general.name", "tiny"));
     COUNTED(kv_int(&kvs, &o, "llama.context_length", TM_CTX));
-    COUNTED(kv_int(&kvs, &o, "llama.embedding_length", TM_DIM));
+    COUNTED(kv_int(&kvs, &o, "llama.embedding_length", dim));
     COUNTED(kv_int(&kvs, &o, "llama.block_count", (uint32_t)layers));
-    COUNTED(kv_int(&kvs, &o, "llama.feed_forward_length", TM_FFN));
+    COUNTED(kv_int(&kvs, &o, "llama.feed_forward_length", ffn));
     COUNTED(kv_int(&kvs, &o, "llama.attention.head_count", TM_HEADS));
     COUNTED(kv_int(&kvs, &o, "llama.attention.head_count_kv", TM_KV_HEADS));
-    COUNTED(kv_int(&kvs, &o, "llama.rope.dimension_count", TM_DIM / TM_HEADS));
+    COUNTED(kv_int(&kvs, &o, "llama.rope.dimension_count", dim / TM_HEADS));
     COUNTED(kv_f32(&kvs, &o, "llama.attention.layer_norm_rms_epsilon", 1e-5f));
     COUNTED(kv_f32(&kvs, &o, "llama.rope.freq_base", 10000.0f));
     if (keep_key(&o, "tokenizer.ggml.model"))
@@ -265,7 +325,8 @@ void tm_build(gw_buf *b, const tm_opts *opts)
     for (int i = 0; i < n; i++) {
         if (o.drop_tensor == i + 1)
             continue;
-        tensor_data(b, &t[i], 0x9e3779b9u * (uint32_t)(i + 1));
+        tensor_data(b, &t[i], 0x9e3779b9u * (uint32_t)(i + 1), o.bad_scale_tensor == i + 1,
+                    o.bad_scale_bits);
         gw_pad(b, TM_ALIGN);
     }
     free(t);

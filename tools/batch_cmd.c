@@ -280,7 +280,7 @@ int cmd_batch(int argc, char **argv)
         }
         for (int i = 0; i < n_jobs; i++) {
             gl_request_status st;
-            if (jobs[i].done || gl_engine_status(e, jobs[i].eid, &st) || !st.finished)
+            if (jobs[i].done || gl_engine_status(e, jobs[i].eid, &st, NULL) || !st.finished)
                 continue;
             write_result(out, &jobs[i], &st);
             lat[n_done++] = st.latency_ms;

@@ -25,8 +25,16 @@ void json_write_str(FILE *f, const char *s, size_t len);
 int cmd_synth(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
+int cmd_template(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
+
+/* Ctrl-C: the handler only sets a flag that generation loops poll. */
+void cli_sigint_install(void);
+bool cli_sigint_pending(void);
+void cli_sigint_clear(void);
 int cmd_perplexity(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
+int cmd_serve(int argc, char **argv); /* tools/serve/ */
 
 /* Reads a whole stream into a NUL-terminated heap buffer. */
 char *read_all(FILE *f, size_t *len);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes src/unicode_tables.c: the code point classes the BPE pre-tokenizers
-split on (letters \\p{L}, numbers \\p{N}, white space \\s), as sorted ranges.
+split on (letters \\p{L}, numbers \\p{N}, white space \\s, punctuation
+\\p{P}, symbols \\p{S}, marks \\p{M}), as sorted ranges.
 
 Run by hand when updating Unicode (the build never runs it):
     python3 tools/gen_unicode_tables.py > src/unicode_tables.c
@@ -10,7 +11,7 @@ White_Space property, which unicodedata does not expose, so it is listed here
 import sys
 import unicodedata
 
-LETTER, NUMBER, SPACE = 1, 2, 4
+LETTER, NUMBER, SPACE, PUNCT, SYMBOL, MARK = 1, 2, 4, 8, 16, 32
 
 WHITE_SPACE = [(0x09, 0x0D), (0x20, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),
                (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F),
@@ -24,6 +25,12 @@ def flags_of(cp):
         f |= LETTER
     if cat[0] == 'N':
         f |= NUMBER
+    if cat[0] == 'P':
+        f |= PUNCT
+    if cat[0] == 'S':
+        f |= SYMBOL
+    if cat[0] == 'M':
+        f |= MARK
     for lo, hi in WHITE_SPACE:
         if lo <= cp <= hi:
             f |= SPACE

@@ -1,5 +1,5 @@
 /* genloop: the command-line program. Subcommands: run, tokenize, eval,
- * info, synth, quantize, bench, batch, perplexity. Exit status: 0 ok,
+ * info, synth, quantize, bench, batch, perplexity, serve. Exit status: 0 ok,
  * 1 runtime error, 2 usage error. */
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +16,8 @@ static const char usage_text[] =
     "  run       -m MODEL -p PROMPT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
     "            [--repeat-penalty R] [--repeat-last-n N] [--seed S] [-t THREADS] [-c CTX]\n"
     "            [--keep N] [--no-ring] [--context-policy ring|crop] [--no-echo] [--json]\n"
-    "            [--backend NAME] [--latency-plot FILE.svg]\n"
-    "  tokenize  -m MODEL [--no-bos] [-p TEXT]   (text from stdin when -p is absent)\n"
+    "            [--special] [--backend NAME] [--latency-plot FILE.svg]\n"
+    "  tokenize  -m MODEL [--no-bos] [--special] [-p TEXT]   (text from stdin when -p is absent)\n"
     "  eval      -m MODEL --ids \"1 2 3\" --logits-out FILE [-t THREADS] [-c CTX] [--keep N]\n"
     "  info      [MODEL] [--backend NAME]\n"
     "  synth     --shape NAME --type TYPE -o FILE.gguf   (synthetic model)\n"
@@ -26,15 +26,20 @@ static const char usage_text[] =
     "            [-o md|csv|json|jsonl] [--json] [--plot FILE.svg]   (sweeps: lists)\n"
     "  batch     -m MODEL --input prompts.jsonl [--output out.jsonl] [--max-batch B]\n"
     "            [-t THREADS] [-c CTX]   (continuous batching)\n"
+    "  chat      -m MODEL [--system TEXT] [--chat-template NAME] [sampling as run] [-c CTX]\n"
+    "  template  (-m MODEL | --template-file F | --chat-template NAME) --messages F.json\n"
+    "            [--bos TEXT] [--eos TEXT] [--no-generation-prompt]\n"
     "  perplexity -m MODEL -f TEXT [-c CTX] [-b BATCH] [-t N] [--chunks N] [--json]\n"
     "            [--kl-divergence-base FILE | --kl-divergence FILE]\n"
+    "  serve     [-m MODEL] [--host 127.0.0.1] [--port 8080] [--max-batch B] [-c CTX]\n"
+    "            [--api-key KEY] [--max-queue N] [--timeout S]   (OpenAI-compatible HTTP)\n"
     "\n"
     "Run 'genloop <command> --help' for details.\n";
 
 /* Options shared by the commands; each command accepts its own subset. */
 typedef struct opts {
     const char *model, *prompt, *ids, *logits_out, *backend, *latency_plot;
-    bool have_prompt, no_bos, json, no_ring, no_echo, have_seed;
+    bool have_prompt, no_bos, json, no_ring, no_echo, have_seed, special;
     long long n_predict, threads, n_ctx, keep, repeat_last_n;
     double temp, top_k, top_p, min_p, repeat_penalty;
     uint64_t seed;
@@ -165,6 +170,8 @@ static int parse(int argc, char **argv, const char *cmd, int mask, opts *o, cons
             o->no_ring = true;
         } else if (!strcmp(a, "--no-echo") && (mask & F_RUN)) {
             o->no_echo = true;
+        } else if (!strcmp(a, "--special") && (mask & (F_RUN | F_TOKENIZE))) {
+            o->special = true; /* control-token text becomes those tokens */
         } else if (!strcmp(a, "--cache-type")) {
             TAKES_VALUE(F_RUN | F_EVAL);
             o->cache_type = gl_cache_type_from_name(v);
@@ -211,7 +218,15 @@ static int load_model(const opts *o, bool vocab_only, gl_model **m)
         cli_error("%s", err.msg);
         return EXIT_RUNTIME;
     }
+    const char *warn = gl_model_tokenizer_warning(*m);
+    if (warn)
+        fprintf(stderr, "genloop: warning: %s\n", warn);
     return 0;
+}
+
+static unsigned tok_flags(bool bos, bool special)
+{
+    return (bos ? GL_TOKENIZE_BOS : 0u) | (special ? GL_TOKENIZE_SPECIAL : 0u);
 }
 
 static int make_ctx(const opts *o, gl_model *m, gl_ctx **c)
@@ -289,7 +304,7 @@ static bool on_token(void *user, int32_t id, const char *text, size_t len)
     if (rs->stream) {
         fwrite(text, 1, len, stdout);
         fflush(stdout);
-        return true;
+        return !cli_sigint_pending(); /* Ctrl-C: end cleanly after this token */
     }
     if (rs->len + len + 1 > rs->cap) {
         size_t nc = (rs->cap ? rs->cap * 2 : 4096) + len;
@@ -301,6 +316,8 @@ static bool on_token(void *user, int32_t id, const char *text, size_t len)
     }
     memcpy(rs->text + rs->len, text, len);
     rs->len += len;
+    if (cli_sigint_pending())
+        return false;
     return true;
 }
 
@@ -338,7 +355,7 @@ static int cmd_run(int argc, char **argv)
     }
     const size_t plen = strlen(o.prompt);
     /* BOS as the vocabulary asks (SentencePiece: yes, GPT-2: no) */
-    int n = gl_tokenize(m, o.prompt, plen, mi.add_bos, NULL, 0, &err);
+    int n = gl_tokenize_ex(m, o.prompt, plen, tok_flags(mi.add_bos, o.special), NULL, 0, &err);
     if (n < 0) {
         cli_error("%s", err.msg);
         rc = EXIT_RUNTIME;
@@ -351,7 +368,8 @@ static int cmd_run(int argc, char **argv)
     }
     rs.n_pos = n;
     prompt = malloc((size_t)n * sizeof *prompt);
-    if (!prompt || gl_tokenize(m, o.prompt, plen, mi.add_bos, prompt, n, &err) != n) {
+    if (!prompt ||
+        gl_tokenize_ex(m, o.prompt, plen, tok_flags(mi.add_bos, o.special), prompt, n, &err) != n) {
         cli_error("tokenizing the prompt failed");
         rc = EXIT_RUNTIME;
         goto done;
@@ -395,6 +413,7 @@ static int cmd_run(int argc, char **argv)
         fflush(stdout);
     }
     gl_gen_result res;
+    cli_sigint_install();
     if (gl_generate(c, prompt, n, &gp, on_token, &rs, out, cap, &res, &err)) {
         if (!o.json)
             fputc('\n', stdout);
@@ -417,6 +436,9 @@ static int cmd_run(int argc, char **argv)
     }
     const double dec_tok_s = res.decode_ms > 0 ? res.n_generated / (res.decode_ms / 1e3) : 0;
     const double pre_tok_s = res.prefill_ms > 0 ? n / (res.prefill_ms / 1e3) : 0;
+    const char *stop_name = res.stop == GL_STOP_CALLBACK && cli_sigint_pending()
+                                ? "interrupted"
+                                : gl_stop_reason_name(res.stop);
     if (o.json) {
         printf("{\"prompt_tokens\": [");
         for (int i = 0; i < n; i++)
@@ -429,8 +451,8 @@ static int cmd_run(int argc, char **argv)
         json_write_str(stdout, rs.text ? rs.text : "", rs.len);
         printf(", \"stop\": \"%s\", \"seed\": %llu, \"timings\": {\"prefill_ms\": %.3f, "
                "\"decode_ms\": %.3f, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f",
-               gl_stop_reason_name(res.stop), (unsigned long long)gp.sampling.seed, res.prefill_ms,
-               res.decode_ms, pre_tok_s, dec_tok_s);
+               stop_name, (unsigned long long)gp.sampling.seed, res.prefill_ms, res.decode_ms,
+               pre_tok_s, dec_tok_s);
         if (o.latency_plot) {
             printf(", \"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f}, "
                    "\"latency_series_ms\": [",
@@ -447,7 +469,7 @@ static int cmd_run(int argc, char **argv)
     fprintf(stderr,
             "genloop: prompt %d tok %.1f tok/s | decode %d tok %.1f tok/s | stop %s | seed "
             "%llu\n",
-            n, pre_tok_s, res.n_generated, dec_tok_s, gl_stop_reason_name(res.stop),
+            n, pre_tok_s, res.n_generated, dec_tok_s, stop_name,
             (unsigned long long)gp.sampling.seed);
 done:
     free(rs.lat);
@@ -489,9 +511,9 @@ static int cmd_tokenize(int argc, char **argv)
     gl_model_get_info(m, &mi);
     const bool bos = !o.no_bos && mi.add_bos; /* as the vocabulary asks */
     const char *s = text ? text : o.prompt;
-    int n = gl_tokenize(m, s, len, bos, NULL, 0, &err);
+    int n = gl_tokenize_ex(m, s, len, tok_flags(bos, o.special), NULL, 0, &err);
     if (n < 0 || !(ids = malloc((size_t)(n ? n : 1) * sizeof *ids)) ||
-        gl_tokenize(m, s, len, bos, ids, n, &err) != n) {
+        gl_tokenize_ex(m, s, len, tok_flags(bos, o.special), ids, n, &err) != n) {
         cli_error("%s", n < 0 ? err.msg : "out of memory");
         rc = EXIT_RUNTIME;
         goto done;
@@ -659,6 +681,21 @@ static int cmd_info(int argc, char **argv)
            mi.name, mi.name[0] ? ")" : "");
     printf("  vocabulary: %d tokens, bos %d, eos %d, add_bos %s\n", mi.n_vocab, mi.bos_id,
            mi.eos_id, mi.add_bos ? "yes" : "no");
+    {
+        char pre[64] = "", *tmpl = NULL;
+        if (gl_model_meta_str(m, "tokenizer.ggml.pre", pre, sizeof pre) < 0)
+            snprintf(pre, sizeof pre, "(none: default)");
+        int tn = gl_model_meta_str(m, "tokenizer.chat_template", NULL, 0);
+        if (tn >= 0 && (tmpl = malloc((size_t)tn + 1)))
+            gl_model_meta_str(m, "tokenizer.chat_template", tmpl, (size_t)tn + 1);
+        const char *fam = tmpl ? gl_chat_template_family(tmpl) : NULL;
+        printf("  pre-tokenizer: %s%s; chat template: %s\n", pre,
+               gl_model_tokenizer_warning(m) ? " (unknown: default rules)" : "",
+               !tmpl ? "none (chat uses chatml)"
+               : fam ? fam
+                     : "unrecognised (chat uses chatml)");
+        free(tmpl);
+    }
     if (mi.has_weights) {
         printf("  dim %d, layers %d, heads %d, kv heads %d, head dim %d, ffn %d, context %d\n",
                mi.dim, mi.n_layers, mi.n_heads, mi.n_kv_heads, mi.head_dim, mi.ffn_dim,
@@ -707,8 +744,14 @@ int main(int argc, char **argv)
         return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "batch"))
         return cmd_batch(argc - 2, argv + 2);
+    if (!strcmp(cmd, "template"))
+        return cmd_template(argc - 2, argv + 2);
+    if (!strcmp(cmd, "chat"))
+        return cmd_chat(argc - 2, argv + 2);
     if (!strcmp(cmd, "perplexity"))
         return cmd_perplexity(argc - 2, argv + 2);
+    if (!strcmp(cmd, "serve"))
+        return cmd_serve(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage_text, stdout);
         return 0;

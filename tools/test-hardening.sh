@@ -5,7 +5,7 @@
 #      checking for leaks where LeakSanitizer works;
 #   2. the libFuzzer targets (build-fuzz/, clang) for a short run each,
 #      seeded by fuzz/mkseeds from ../shared.
-# Environment: FUZZ_SECONDS per target (default 45; 4 targets), FUZZ=0 to
+# Environment: FUZZ_SECONDS per target (default 45; 5 targets), FUZZ=0 to
 # skip fuzzing, FUZZ_CC (default clang-14, else clang), GENLOOP_SHARED.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,9 +47,12 @@ build-fuzz/fuzz/mkseeds build-fuzz/seeds
 
 secs=${FUZZ_SECONDS:-45}
 fail=0
-for t in gguf model tokenizer detok; do
+for t in gguf model tokenizer detok http; do
     dict=()
-    case $t in gguf | model) dict=(-dict=fuzz/gguf.dict) ;; esac
+    case $t in
+    gguf | model) dict=(-dict=fuzz/gguf.dict) ;;
+    http) dict=(-dict=fuzz/http.dict) ;;
+    esac
     mkdir -p build-fuzz/corpus/$t
     log=build-fuzz/fuzz-$t.log
     echo "test-hardening: fuzz_$t for ${secs}s"

@@ -7,14 +7,21 @@
 #   3. tools/test-hardening.sh: the suite under ASan + UBSan, short fuzz runs.
 # Stages 2 and 3 need extra packages (see README); without them they are
 # skipped with a loud SKIP line, unless GENLOOP_TEST_STRICT=1 (CI), which
-# makes a missing toolchain a failure.
+# makes a missing toolchain a failure. Debian packages the stages need are
+# installed first when missing (tools/deps.sh: says what, sudo when not root).
 #   tools/test.sh            everything
 #   tools/test.sh --quick    stage 1 only
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/deps.sh
 
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1 && shift
+ensure_packages meson ninja-build gcc pkg-config libcriterion-dev
+if [ "$quick" = 0 ]; then
+    ensure_packages clang-14 libclang-rt-14-dev gcc-aarch64-linux-gnu qemu-user-static \
+        libsimde-dev
+fi
 
 if [ ! -f build/build.ninja ]; then
     meson setup build --buildtype=release

@@ -11,9 +11,9 @@ GL_ALWAYS_INLINE int32x4_t dot32_sdot(gl_q32 w, const int8_t *xq)
     return vdotq_s32(a, w.hi, vld1q_s8(xq + 16));
 }
 
-#define DEF_ISUM(NAME, WBLK, UNPACK)                                                               \
-    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const block_q8_0 *const *xs,          \
-                               const int nc, int32x4_t *s)                                         \
+#define DEF_ISUM(NAME, WBLK, XBLK, UNPACK)                                                         \
+    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const XBLK *const *xs, const int nc,  \
+                               int32x4_t *s)                                                       \
     {                                                                                              \
         const gl_q32 w0 = UNPACK(wr[0] + b), w1 = UNPACK(wr[1] + b);                               \
         const gl_q32 w2 = UNPACK(wr[2] + b), w3 = UNPACK(wr[3] + b);                               \
@@ -24,8 +24,12 @@ GL_ALWAYS_INLINE int32x4_t dot32_sdot(gl_q32 w, const int8_t *xq)
         }                                                                                          \
     }
 
-DEF_ISUM(isum_q8_0_sdot, block_q8_0, gl_unpack_q8_0)
-DEF_ISUM(isum_q4_0_sdot, block_q4_0, gl_unpack_q4_0)
+DEF_ISUM(isum_q8_0_sdot, block_q8_0, block_q8_0, gl_unpack_q8_0)
+DEF_ISUM(isum_q4_0_sdot, block_q4_0, block_q8_0, gl_unpack_q4_0)
+DEF_ISUM(isum_q5_0_sdot, block_q5_0, block_q8_0, gl_unpack_q5_0)
+DEF_ISUM(isum_iq4_nl_sdot, block_iq4_nl, block_q8_0, gl_unpack_iq4_nl)
+DEF_ISUM(isum_q4_1_sdot, block_q4_1, block_q8_1, gl_unpack_q4_1)
+DEF_ISUM(isum_q5_1_sdot, block_q5_1, block_q8_1, gl_unpack_q5_1)
 
 #define QT_NAME gl_matmul_q8_0_neon_dotprod
 #define QT_WBLK block_q8_0
@@ -35,6 +39,32 @@ DEF_ISUM(isum_q4_0_sdot, block_q4_0, gl_unpack_q4_0)
 #define QT_NAME gl_matmul_q4_0_neon_dotprod
 #define QT_WBLK block_q4_0
 #define QT_ISUM isum_q4_0_sdot
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_q5_0_neon_dotprod
+#define QT_WBLK block_q5_0
+#define QT_XBLK block_q8_0
+#define QT_ISUM isum_q5_0_sdot
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_iq4_nl_neon_dotprod
+#define QT_WBLK block_iq4_nl
+#define QT_XBLK block_q8_0
+#define QT_ISUM isum_iq4_nl_sdot
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_q4_1_neon_dotprod
+#define QT_WBLK block_q4_1
+#define QT_XBLK block_q8_1
+#define QT_MIN
+#define QT_ISUM isum_q4_1_sdot
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_q5_1_neon_dotprod
+#define QT_WBLK block_q5_1
+#define QT_XBLK block_q8_1
+#define QT_MIN
+#define QT_ISUM isum_q5_1_sdot
 #include "arch/arm/neon/qmatmul_tmpl.h"
 
 /* ---- x8 layouts (src/quant.h): the 32 bytes of chunk k hold bytes

@@ -32,15 +32,15 @@ GL_ALWAYS_INLINE int32x4_t mmla32(const pair32 *w, const pair32 *x)
 }
 
 /* Columns go in pairs; an odd last column is paired with itself. */
-#define DEF_ISUM(NAME, WBLK, UNPACK)                                                               \
-    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const block_q8_0 *const *xs,          \
-                               const int nc, int32x4_t *s)                                         \
+#define DEF_ISUM(NAME, WBLK, XBLK, UNPACK)                                                         \
+    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const XBLK *const *xs, const int nc,  \
+                               int32x4_t *s)                                                       \
     {                                                                                              \
         const pair32 w01 = zip_rows(UNPACK(wr[0] + b), UNPACK(wr[1] + b));                         \
         const pair32 w23 = zip_rows(UNPACK(wr[2] + b), UNPACK(wr[3] + b));                         \
         for (int c = 0; c < nc; c += 2) {                                                          \
             const int c1 = c + 1 < nc ? c + 1 : c;                                                 \
-            const pair32 xp = zip_rows(gl_unpack_q8_0(xs[c] + b), gl_unpack_q8_0(xs[c1] + b));     \
+            const pair32 xp = zip_rows(gl_load_x32(xs[c][b].qs), gl_load_x32(xs[c1][b].qs));       \
             const int32x4_t t01 = mmla32(&w01, &xp), t23 = mmla32(&w23, &xp);                      \
             s[c] = vuzp1q_s32(t01, t23); /* {r0 r1 r2 r3} . column c  */                           \
             if (c + 1 < nc)                                                                        \
@@ -48,8 +48,12 @@ GL_ALWAYS_INLINE int32x4_t mmla32(const pair32 *w, const pair32 *x)
         }                                                                                          \
     }
 
-DEF_ISUM(isum_q8_0_mmla, block_q8_0, gl_unpack_q8_0)
-DEF_ISUM(isum_q4_0_mmla, block_q4_0, gl_unpack_q4_0)
+DEF_ISUM(isum_q8_0_mmla, block_q8_0, block_q8_0, gl_unpack_q8_0)
+DEF_ISUM(isum_q4_0_mmla, block_q4_0, block_q8_0, gl_unpack_q4_0)
+DEF_ISUM(isum_q5_0_mmla, block_q5_0, block_q8_0, gl_unpack_q5_0)
+DEF_ISUM(isum_iq4_nl_mmla, block_iq4_nl, block_q8_0, gl_unpack_iq4_nl)
+DEF_ISUM(isum_q4_1_mmla, block_q4_1, block_q8_1, gl_unpack_q4_1)
+DEF_ISUM(isum_q5_1_mmla, block_q5_1, block_q8_1, gl_unpack_q5_1)
 
 #define QT_NAME gl_matmul_q8_0_neon_i8mm
 #define QT_WBLK block_q8_0
@@ -59,6 +63,32 @@ DEF_ISUM(isum_q4_0_mmla, block_q4_0, gl_unpack_q4_0)
 #define QT_NAME gl_matmul_q4_0_neon_i8mm
 #define QT_WBLK block_q4_0
 #define QT_ISUM isum_q4_0_mmla
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_q5_0_neon_i8mm
+#define QT_WBLK block_q5_0
+#define QT_XBLK block_q8_0
+#define QT_ISUM isum_q5_0_mmla
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_iq4_nl_neon_i8mm
+#define QT_WBLK block_iq4_nl
+#define QT_XBLK block_q8_0
+#define QT_ISUM isum_iq4_nl_mmla
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_q4_1_neon_i8mm
+#define QT_WBLK block_q4_1
+#define QT_XBLK block_q8_1
+#define QT_MIN
+#define QT_ISUM isum_q4_1_mmla
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_q5_1_neon_i8mm
+#define QT_WBLK block_q5_1
+#define QT_XBLK block_q8_1
+#define QT_MIN
+#define QT_ISUM isum_q5_1_mmla
 #include "arch/arm/neon/qmatmul_tmpl.h"
 
 /* ---- x8 layouts (src/quant.h). Chunk k of a block holds bytes 4k..4k+3 of

@@ -13,6 +13,18 @@ void gl_kernels_init_neon(gl_kernels *k)
     k->quantize_q8_0 = gl_quantize_q8_0_neon;
     k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_neon;
     k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_neon;
+    k->quantize_act[GL_ACT_Q8_1] = gl_quantize_q8_1_neon;
+    k->quantize_act[GL_ACT_Q8_K] = gl_quantize_q8_K_neon;
+    k->matmul[GGUF_T_Q5_0] = gl_matmul_q5_0_neon;
+    k->matmul[GGUF_T_IQ4_NL] = gl_matmul_iq4_nl_neon;
+    k->matmul[GGUF_T_Q4_1] = gl_matmul_q4_1_neon;
+    k->matmul[GGUF_T_Q5_1] = gl_matmul_q5_1_neon;
+    k->matmul[GGUF_T_Q2_K] = gl_matmul_q2_K_neon;
+    k->matmul[GGUF_T_Q3_K] = gl_matmul_q3_K_neon;
+    k->matmul[GGUF_T_Q4_K] = gl_matmul_q4_K_neon;
+    k->matmul[GGUF_T_Q5_K] = gl_matmul_q5_K_neon;
+    k->matmul[GGUF_T_Q6_K] = gl_matmul_q6_K_neon;
+    k->matmul[GGUF_T_IQ4_XS] = gl_matmul_iq4_xs_neon;
     k->matmul[GGUF_T_F32] = gl_matmul_f32_neon;
     k->matmul[GGUF_T_F16] = gl_matmul_f16_neon;
     k->matmul[GGUF_T_BF16] = gl_matmul_bf16_neon;
@@ -42,6 +54,16 @@ void gl_kernels_init_neon_dotprod(gl_kernels *k)
     k->name = "neon-dotprod";
     k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_neon_dotprod;
     k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_neon_dotprod;
+    k->matmul[GGUF_T_Q5_0] = gl_matmul_q5_0_neon_dotprod;
+    k->matmul[GGUF_T_IQ4_NL] = gl_matmul_iq4_nl_neon_dotprod;
+    k->matmul[GGUF_T_Q4_1] = gl_matmul_q4_1_neon_dotprod;
+    k->matmul[GGUF_T_Q5_1] = gl_matmul_q5_1_neon_dotprod;
+    k->matmul[GGUF_T_Q2_K] = gl_matmul_q2_K_neon_dotprod;
+    k->matmul[GGUF_T_Q3_K] = gl_matmul_q3_K_neon_dotprod;
+    k->matmul[GGUF_T_Q4_K] = gl_matmul_q4_K_neon_dotprod;
+    k->matmul[GGUF_T_Q5_K] = gl_matmul_q5_K_neon_dotprod;
+    k->matmul[GGUF_T_Q6_K] = gl_matmul_q6_K_neon_dotprod;
+    k->matmul[GGUF_T_IQ4_XS] = gl_matmul_iq4_xs_neon_dotprod;
     /* sdot by lane fits the x8 layouts' 4-byte groups: load-time repack on */
     k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_neon_dotprod;
     k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_neon_dotprod;
@@ -54,7 +76,17 @@ void gl_kernels_init_neon_i8mm(gl_kernels *k)
     gl_kernels_init_neon_dotprod(k);
     k->name = "neon-i8mm";
     k->matmul[GGUF_T_Q8_0] = gl_matmul_q8_0_neon_i8mm;
+    k->matmul[GGUF_T_Q5_0] = gl_matmul_q5_0_neon_i8mm;
+    k->matmul[GGUF_T_IQ4_NL] = gl_matmul_iq4_nl_neon_i8mm;
+    k->matmul[GGUF_T_Q4_1] = gl_matmul_q4_1_neon_i8mm;
+    k->matmul[GGUF_T_Q5_1] = gl_matmul_q5_1_neon_i8mm;
     k->matmul[GGUF_T_Q4_0] = gl_matmul_q4_0_neon_i8mm;
+    k->matmul[GGUF_T_Q2_K] = gl_matmul_q2_K_neon_i8mm;
+    k->matmul[GGUF_T_Q3_K] = gl_matmul_q3_K_neon_i8mm;
+    k->matmul[GGUF_T_Q4_K] = gl_matmul_q4_K_neon_i8mm;
+    k->matmul[GGUF_T_Q5_K] = gl_matmul_q5_K_neon_i8mm;
+    k->matmul[GGUF_T_Q6_K] = gl_matmul_q6_K_neon_i8mm;
+    k->matmul[GGUF_T_IQ4_XS] = gl_matmul_iq4_xs_neon_i8mm;
     k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_neon_i8mm;
     k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_neon_i8mm;
 }

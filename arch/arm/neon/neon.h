@@ -40,13 +40,49 @@ GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f16_neon);
 GL_DECL_ATTN_SCORES_Q8_G_FN(gl_attn_scores_q8_g_neon);
 GL_DECL_ATTN_ACCUM_Q8_G_FN(gl_attn_accum_q8_g_neon);
 
+/* baseline (act.c, kquants.c) */
+GL_DECL_MATMUL_FN(gl_matmul_q5_0_neon);
+GL_DECL_MATMUL_FN(gl_matmul_iq4_nl_neon);
+GL_DECL_MATMUL_FN(gl_matmul_q4_1_neon);
+GL_DECL_MATMUL_FN(gl_matmul_q5_1_neon);
+GL_DECL_QUANTIZE_FN(gl_quantize_q8_1_neon);
+GL_DECL_QUANTIZE_FN(gl_quantize_q8_K_neon);
+GL_DECL_MATMUL_FN(gl_matmul_q2_K_neon);
+GL_DECL_MATMUL_FN(gl_matmul_q3_K_neon);
+GL_DECL_MATMUL_FN(gl_matmul_q4_K_neon);
+GL_DECL_MATMUL_FN(gl_matmul_q5_K_neon);
+GL_DECL_MATMUL_FN(gl_matmul_q6_K_neon);
+GL_DECL_MATMUL_FN(gl_matmul_iq4_xs_neon);
+
+/* dotprod (kquants_dotprod.c) */
+GL_DECL_MATMUL_FN(gl_matmul_q5_0_neon_dotprod);
+GL_DECL_MATMUL_FN(gl_matmul_iq4_nl_neon_dotprod);
+GL_DECL_MATMUL_FN(gl_matmul_q4_1_neon_dotprod);
+GL_DECL_MATMUL_FN(gl_matmul_q5_1_neon_dotprod);
+GL_DECL_MATMUL_FN(gl_matmul_q2_K_neon_dotprod);
+GL_DECL_MATMUL_FN(gl_matmul_q3_K_neon_dotprod);
+GL_DECL_MATMUL_FN(gl_matmul_q4_K_neon_dotprod);
+GL_DECL_MATMUL_FN(gl_matmul_q5_K_neon_dotprod);
+GL_DECL_MATMUL_FN(gl_matmul_q6_K_neon_dotprod);
+GL_DECL_MATMUL_FN(gl_matmul_iq4_xs_neon_dotprod);
+
 /* dotprod (dotprod.c) */
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_neon_dotprod);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_neon_dotprod);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_neon_dotprod); /* GL_LAYOUT_Q8_0X8 */
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_x8_neon_dotprod); /* GL_LAYOUT_Q4_0X8 */
 
-/* i8mm (i8mm.c) */
+/* i8mm (i8mm.c, kquants_i8mm.c) */
+GL_DECL_MATMUL_FN(gl_matmul_q2_K_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q3_K_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q4_K_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q5_K_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q6_K_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_iq4_xs_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q5_0_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_iq4_nl_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q4_1_neon_i8mm);
+GL_DECL_MATMUL_FN(gl_matmul_q5_1_neon_i8mm);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_neon_i8mm);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_neon_i8mm);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_neon_i8mm);

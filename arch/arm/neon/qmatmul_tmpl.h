@@ -1,7 +1,13 @@
-/* Template: Q8_0 / Q4_0 weights x Q8_0 activations, included once per
- * (weight type, ISA level) with these macros defined:
+/* Template: 32-element block weights (Q8_0, Q4_0, Q5_0, IQ4_NL x Q8_0
+ * activations; Q4_1, Q5_1 x Q8_1), included once per (weight type, ISA
+ * level) with these macros defined:
  *   QT_NAME           name of the generated GL_DECL_MATMUL_FN
- *   QT_WBLK           weight block type (block_q8_0 / block_q4_0)
+ *   QT_WBLK           weight block type (block_q8_0 / block_q4_0 / ...)
+ *   QT_XBLK           activation block type (default block_q8_0)
+ *   QT_MIN            optional, defined for weights with a min m at byte
+ *                     offset 2 (Q4_1, Q5_1; activations block_q8_1): the
+ *                     update becomes generic's
+ *                     sum = sum + ((float)isum * (dw * dx) + (float)s * (mw * dx))
  *   QT_ISUM(wr, b, xs, nc, s)
  *                     for rows wr[0..3] and block b: s[c] (int32x4_t), lane
  *                     k = the exact integer dot of row k's block b with the
@@ -23,13 +29,16 @@
 #ifndef QT_MAXC
 #define QT_MAXC 4
 #endif
+#ifndef QT_XBLK
+#define QT_XBLK block_q8_0
+#endif
 
 #define QT_CAT2(a, b) a##b
 #define QT_CAT(a, b)  QT_CAT2(a, b)
 #define QT_TILE       QT_CAT(QT_NAME, _tile)
 
-GL_ALWAYS_INLINE void QT_TILE(const char *w, size_t wrb, const block_q8_0 *const *xs,
-                              float *const *ys, int nblk, int m, const int nc)
+GL_ALWAYS_INLINE void QT_TILE(const char *w, size_t wrb, const QT_XBLK *const *xs, float *const *ys,
+                              int nblk, int m, const int nc)
 {
     const QT_WBLK *wr[4];
     for (int k = 0; k < 4; k++) /* rows past the range repeat the last one */
@@ -45,10 +54,23 @@ GL_ALWAYS_INLINE void QT_TILE(const char *w, size_t wrb, const block_q8_0 *const
         for (int k = 0; k < 4; k++)
             dh[k] = gl_blk_d(wr[k] + b);
         const float32x4_t dw = gl_h2f4(vld1_u16(dh));
+#ifdef QT_MIN
+        uint16_t mh[4];
+        for (int k = 0; k < 4; k++)
+            mh[k] = gl_blk_d((const char *)(wr[k] + b) + 2);
+        const float32x4_t mw = gl_h2f4(vld1_u16(mh));
+#endif
         for (int c = 0; c < nc; c++) {
             const float32x4_t dx = gl_h2f4(vdup_n_u16(gl_blk_d(xs[c] + b)));
             const float32x4_t sc = vmulq_f32(dw, dx);
+#ifdef QT_MIN
+            int16_t sx;
+            memcpy(&sx, (const char *)(xs[c] + b) + 2, 2);
+            const float32x4_t ms = vmulq_f32(vdupq_n_f32((float)sx), vmulq_f32(mw, dx));
+            acc[c] = vaddq_f32(acc[c], vaddq_f32(vmulq_f32(vcvtq_f32_s32(s[c]), sc), ms));
+#else
             acc[c] = vaddq_f32(acc[c], vmulq_f32(vcvtq_f32_s32(s[c]), sc));
+#endif
         }
     }
     for (int c = 0; c < nc; c++) {
@@ -70,10 +92,10 @@ GL_DECL_MATMUL_FN(QT_NAME)
         const char *wt = (const char *)w + (size_t)r * w_row_bytes;
         for (int c0 = 0; c0 < nb; c0 += QT_MAXC) {
             const int nc = nb - c0 < QT_MAXC ? nb - c0 : QT_MAXC;
-            const block_q8_0 *xs[QT_MAXC];
+            const QT_XBLK *xs[QT_MAXC];
             float *ys[QT_MAXC];
             for (int c = 0; c < nc; c++) {
-                xs[c] = (const block_q8_0 *)((const char *)x + (size_t)(c0 + c) * x_stride);
+                xs[c] = (const QT_XBLK *)((const char *)x + (size_t)(c0 + c) * x_stride);
                 ys[c] = y + (size_t)(c0 + c) * y_stride + r;
             }
             switch (nc) {
@@ -90,3 +112,5 @@ GL_DECL_MATMUL_FN(QT_NAME)
 #undef QT_NAME
 #undef QT_WBLK
 #undef QT_ISUM
+#undef QT_XBLK
+#undef QT_MIN

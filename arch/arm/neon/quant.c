@@ -52,9 +52,9 @@ GL_ALWAYS_INLINE int32x4_t dot32(gl_q32 w, const int8_t *xq)
     return vpadalq_s16(a, vmull_high_s8(w.hi, x1));
 }
 
-#define DEF_ISUM(NAME, WBLK, UNPACK)                                                               \
-    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const block_q8_0 *const *xs,          \
-                               const int nc, int32x4_t *s)                                         \
+#define DEF_ISUM(NAME, WBLK, XBLK, UNPACK)                                                         \
+    GL_ALWAYS_INLINE void NAME(const WBLK *const *wr, int b, const XBLK *const *xs, const int nc,  \
+                               int32x4_t *s)                                                       \
     {                                                                                              \
         const gl_q32 w0 = UNPACK(wr[0] + b), w1 = UNPACK(wr[1] + b);                               \
         const gl_q32 w2 = UNPACK(wr[2] + b), w3 = UNPACK(wr[3] + b);                               \
@@ -64,8 +64,12 @@ GL_ALWAYS_INLINE int32x4_t dot32(gl_q32 w, const int8_t *xq)
         }                                                                                          \
     }
 
-DEF_ISUM(isum_q8_0, block_q8_0, gl_unpack_q8_0)
-DEF_ISUM(isum_q4_0, block_q4_0, gl_unpack_q4_0)
+DEF_ISUM(isum_q8_0, block_q8_0, block_q8_0, gl_unpack_q8_0)
+DEF_ISUM(isum_q4_0, block_q4_0, block_q8_0, gl_unpack_q4_0)
+DEF_ISUM(isum_q5_0, block_q5_0, block_q8_0, gl_unpack_q5_0)
+DEF_ISUM(isum_iq4_nl, block_iq4_nl, block_q8_0, gl_unpack_iq4_nl)
+DEF_ISUM(isum_q4_1, block_q4_1, block_q8_1, gl_unpack_q4_1)
+DEF_ISUM(isum_q5_1, block_q5_1, block_q8_1, gl_unpack_q5_1)
 
 #define QT_NAME gl_matmul_q8_0_neon
 #define QT_WBLK block_q8_0
@@ -75,4 +79,30 @@ DEF_ISUM(isum_q4_0, block_q4_0, gl_unpack_q4_0)
 #define QT_NAME gl_matmul_q4_0_neon
 #define QT_WBLK block_q4_0
 #define QT_ISUM isum_q4_0
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_q5_0_neon
+#define QT_WBLK block_q5_0
+#define QT_XBLK block_q8_0
+#define QT_ISUM isum_q5_0
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_iq4_nl_neon
+#define QT_WBLK block_iq4_nl
+#define QT_XBLK block_q8_0
+#define QT_ISUM isum_iq4_nl
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_q4_1_neon
+#define QT_WBLK block_q4_1
+#define QT_XBLK block_q8_1
+#define QT_MIN
+#define QT_ISUM isum_q4_1
+#include "arch/arm/neon/qmatmul_tmpl.h"
+
+#define QT_NAME gl_matmul_q5_1_neon
+#define QT_WBLK block_q5_1
+#define QT_XBLK block_q8_1
+#define QT_MIN
+#define QT_ISUM isum_q5_1
 #include "arch/arm/neon/qmatmul_tmpl.h"

@@ -69,6 +69,66 @@ GL_ALWAYS_INLINE gl_q32 gl_unpack_q4_0(const block_q4_0 *b)
                      vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight) };
 }
 
+/* 32 activation quants (Q8_0 / Q8_1 qs) as a gl_q32. */
+GL_ALWAYS_INLINE gl_q32 gl_load_x32(const int8_t *q)
+{
+    return (gl_q32){ vld1q_s8(q), vld1q_s8(q + 16) };
+}
+
+/* Q4_1: the nibbles as they are (0..15). */
+GL_ALWAYS_INLINE gl_q32 gl_unpack_q4_1(const block_q4_1 *b)
+{
+    const uint8x16_t q = vld1q_u8(b->qs);
+    return (gl_q32){ vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0f))),
+                     vreinterpretq_s8_u8(vshrq_n_u8(q, 4)) };
+}
+
+/* IQ4_NL: the nibbles index gl_iq4nl_values. */
+GL_ALWAYS_INLINE gl_q32 gl_unpack_iq4_nl(const block_iq4_nl *b)
+{
+    const uint8x16_t q = vld1q_u8(b->qs);
+    const int8x16_t t = vld1q_s8(gl_iq4nl_values);
+    return (gl_q32){ vqtbl1q_s8(t, vandq_u8(q, vdupq_n_u8(0x0f))),
+                     vqtbl1q_s8(t, vshrq_n_u8(q, 4)) };
+}
+
+/* Bit 4 of the 32 elements of a Q5 block (bit j of the little-endian qh
+ * is element j's) as 0x10 / 0 bytes: byte j / 8 of qh spread over 8 lanes,
+ * then each lane tests its own bit. */
+GL_ALWAYS_INLINE void gl_q5_high(const uint8_t *qh, uint8x16_t *lo, uint8x16_t *hi)
+{
+    uint32_t h;
+    memcpy(&h, qh, 4);
+    const uint8x16_t t = vreinterpretq_u8_u32(vdupq_n_u32(h));
+    static const uint8_t ilo[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
+    static const uint8_t bit[16] = { 1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128 };
+    const uint8x16_t i0 = vld1q_u8(ilo), bits = vld1q_u8(bit), m16 = vdupq_n_u8(0x10);
+    *lo = vandq_u8(vtstq_u8(vqtbl1q_u8(t, i0), bits), m16);
+    *hi = vandq_u8(vtstq_u8(vqtbl1q_u8(t, vaddq_u8(i0, vdupq_n_u8(2))), bits), m16);
+}
+
+/* Q5_1: nibble | bit 4 (0..31). */
+GL_ALWAYS_INLINE gl_q32 gl_unpack_q5_1(const block_q5_1 *b)
+{
+    uint8x16_t hl, hh;
+    gl_q5_high(b->qh, &hl, &hh);
+    const uint8x16_t q = vld1q_u8(b->qs);
+    return (gl_q32){ vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, vdupq_n_u8(0x0f)), hl)),
+                     vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), hh)) };
+}
+
+/* Q5_0: (nibble | bit 4) - 16. */
+GL_ALWAYS_INLINE gl_q32 gl_unpack_q5_0(const block_q5_0 *b)
+{
+    uint8x16_t hl, hh;
+    gl_q5_high(b->qh, &hl, &hh);
+    const uint8x16_t q = vld1q_u8(b->qs);
+    const int8x16_t k16 = vdupq_n_s8(16);
+    return (
+        gl_q32){ vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, vdupq_n_u8(0x0f)), hl)), k16),
+                 vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), hh)), k16) };
+}
+
 /* e^x, |rel err| <= ~3 ulp over the clamped range. x is clamped to
  * [-88, 88.75]: below, e^x only ever meets 1 + e^x (== 1); above, the result
  * overflows to +inf as expf does. 2^n is applied in two factors so n = 128

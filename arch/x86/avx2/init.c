@@ -1,6 +1,7 @@
 /* AVX2 backend: overwrites the slots it accelerates; the table arrives
  * filled by gl_kernels_init_generic. Only pointer stores happen here. */
 #include "arch/x86/avx2/avx2.h"
+#include "arch/x86/avx2/legacy.h"
 
 void gl_kernels_init_avx2(gl_kernels *k)
 {
@@ -29,4 +30,14 @@ void gl_kernels_init_avx2(gl_kernels *k)
     k->attn_accum_g[GL_KV_F16] = gl_attn_accum_g_f16_avx2;
     k->attn_scores_q8_g = gl_attn_scores_q8_g_avx2;
     k->attn_accum_q8_g = gl_attn_accum_q8_g_avx2;
+    /* legacy.h: the remaining block types and their activation formats */
+    k->quantize_act[GL_ACT_Q8_1] = gl_quantize_q8_1_avx2;
+    k->quantize_act[GL_ACT_Q8_K] = gl_quantize_q8_K_avx2;
+    k->matmul[GGUF_T_Q4_1] = gl_matmul_q4_1_avx2;
+    k->matmul[GGUF_T_Q5_0] = gl_matmul_q5_0_avx2;
+    k->matmul[GGUF_T_Q5_1] = gl_matmul_q5_1_avx2;
+    k->matmul[GGUF_T_IQ4_NL] = gl_matmul_iq4_nl_avx2;
+    k->matmul[GGUF_T_Q2_K] = gl_matmul_q2_K_avx2;
+    k->matmul[GGUF_T_Q3_K] = gl_matmul_q3_K_avx2;
+    k->matmul[GGUF_T_IQ4_XS] = gl_matmul_iq4_xs_avx2;
 }

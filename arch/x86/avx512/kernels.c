@@ -273,6 +273,10 @@ DEF_FMATMUL(matmul_bf16_512, f5tile_bf16)
 DEF_FSCORES(attn_scores_f32_512, f5tile_f32)
 DEF_FSCORES(attn_scores_f16_512, f5tile_f16)
 
+/* ---- Q4_1, Q5_1, Q5_0, IQ4_NL with vpdpbusd (legacy_vnni.h) ---------- */
+#include "arch/x86/avx512/legacy_vnni.h"
+#include "arch/x86/avx512/kquants_low.h"
+
 /* ---- grouped-query and Q8_0-cache attention (attention.h) ------------- */
 #include "arch/x86/avx512/attention.h"
 
@@ -352,6 +356,8 @@ void GL_AVX512_INIT(gl_kernels *k)
         k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni_mix;
         k->matmul_packed[GL_LAYOUT_Q4_0X16] = matmul_q4_0_x16_vnni;
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_0X16);
+        legacy_init_vnni(k);
+        kquants_low_init_vnni(k);
     }
     k->matmul[GGUF_T_F32] = matmul_f32_mix;
     k->matmul[GGUF_T_F16] = matmul_f16_mix;
