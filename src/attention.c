@@ -53,21 +53,33 @@ static int add_positions(const gl_ctx *c, gl_kv_run *r, int n, int64_t lo, int64
     return n;
 }
 
-void gl_kv_plan(gl_ctx *c, int nb)
+/* Plans the runs of every row for a layer that attends to at most `limit`
+ * latest positions (the ring's own limit applies too; 0: none). */
+static void plan_runs(gl_ctx *c, int nb, int64_t limit, gl_kv_run *runs, int *n_runs)
 {
     const int window = c->n_ctx - c->n_keep;
     for (int b = 0; b < nb; b++) {
         const int64_t p = c->row_pos[b], pos0 = c->row_pos[c->row_first[b]];
         const int first = c->row_first[b];
-        gl_kv_run *r = c->runs + (size_t)b * GL_MAX_RUNS;
+        gl_kv_run *r = runs + (size_t)b * GL_MAX_RUNS;
+        const int64_t oldest = limit > 0 ? p - limit + 1 : 0; /* sliding-window layers */
         const int64_t pinned_end = p + 1 < c->n_keep ? p + 1 : c->n_keep;
         int64_t lo = p - window + 1;
         if (lo < c->n_keep)
             lo = c->n_keep;
-        int n = add_positions(c, r, 0, 0, pinned_end, pos0, first);
+        if (lo < oldest)
+            lo = oldest;
+        int n = add_positions(c, r, 0, oldest > 0 ? oldest : 0, pinned_end, pos0, first);
         n = add_positions(c, r, n, lo, p + 1, pos0, first);
-        c->n_runs[b] = n;
+        n_runs[b] = n;
     }
+}
+
+void gl_kv_plan(gl_ctx *c, int nb)
+{
+    plan_runs(c, nb, 0, c->runs, c->n_runs);
+    if (c->runs_swa)
+        plan_runs(c, nb, c->m->cfg.swa_window, c->runs_swa, c->n_runs_swa);
 }
 
 /* Layout of one (sequence, layer) of the K or V cache. F16 / F32 caches are
@@ -154,7 +166,12 @@ static void attn_worker(void *arg, int ith, int nth)
     const gl_config *cfg = &c->m->cfg;
     const int hd = cfg->head_dim, q_dim = cfg->n_heads * hd;
     const int n_kv = cfg->n_kv_heads, group = cfg->n_heads / n_kv;
-    const float scale = 1.0f / sqrtf((float)hd);
+    /* queries that arrive scaled (q_prescale) meet the keys unscaled */
+    const float scale = cfg->q_prescale ? 1.0f : cfg->attn_scale;
+    const float cap = cfg->attn_softcap;
+    const bool sliding = c->m->layers && c->m->layers[t->layer].sliding;
+    const gl_kv_run *all_runs = sliding ? c->runs_swa : c->runs;
+    const int *all_n_runs = sliding ? c->n_runs_swa : c->n_runs;
     const size_t ss = (size_t)c->n_ctx; /* scores of head h at scores + h * ss */
     float *scores = c->scores + (size_t)ith * group * ss;
     float *q16 = c->q16 + (size_t)ith * group * hd;
@@ -190,13 +207,14 @@ static void attn_worker(void *arg, int ith, int nth)
             q = q16;
         }
         float *out = c->att + (size_t)b * q_dim + (size_t)h0 * hd;
-        const gl_kv_run *runs = c->runs + (size_t)b * GL_MAX_RUNS;
+        const gl_kv_run *runs = all_runs + (size_t)b * GL_MAX_RUNS;
+        const int n_runs = all_n_runs[b];
 
         /* a run's rows: in the chunk scratch (position-major, kv_row_bytes
          * apart) or in the cache (cache_stride apart) */
         const uint8_t *k_rows[GL_MAX_RUNS], *v_rows[GL_MAX_RUNS];
         size_t strides[GL_MAX_RUNS];
-        for (int r = 0; r < c->n_runs[b]; r++) {
+        for (int r = 0; r < n_runs; r++) {
             const int row = runs[r].row;
             if (runs[r].in_chunk) {
                 k_rows[r] = c->k_chunk + row * c->kv_row_bytes + head_off;
@@ -211,7 +229,7 @@ static void attn_worker(void *arg, int ith, int nth)
         }
 
         int n = 0;
-        for (int r = 0; r < c->n_runs[b]; r++) {
+        for (int r = 0; r < n_runs; r++) {
             if (q8)
                 c->k->attn_scores_q8_g(scores + n, ss, q, (size_t)hd, nq, k_rows[r], strides[r],
                                        runs[r].n, head_elem, hd, scale);
@@ -220,6 +238,10 @@ static void attn_worker(void *arg, int ith, int nth)
                                                 strides[r], runs[r].n, hd, scale);
             n += runs[r].n;
         }
+        /* soft-capped scores (gemma2): cap * tanh(score / cap) */
+        for (int h = 0; cap > 0.0f && h < nq; h++)
+            for (int j = 0; j < n; j++)
+                scores[h * ss + j] = cap * tanhf(scores[h * ss + j] / cap);
         /* softmax per head; an F16 cache's values meet the weights at F16
          * precision, as the queries meet its keys */
         for (int h = 0; h < nq; h++)
@@ -227,7 +249,7 @@ static void attn_worker(void *arg, int ith, int nth)
 
         memset(out, 0, (size_t)nq * hd * sizeof(float));
         n = 0;
-        for (int r = 0; r < c->n_runs[b]; r++) {
+        for (int r = 0; r < n_runs; r++) {
             if (q8)
                 c->k->attn_accum_q8_g(out, (size_t)hd, scores + n, ss, nq, v_rows[r], strides[r],
                                       runs[r].n, head_elem, hd);
@@ -243,9 +265,12 @@ void gl_attention(gl_ctx *c, int layer, int nb)
 {
     attn_task at = { .c = c, .layer = layer, .nb = nb };
     const gl_config *cfg = &c->m->cfg;
+    const bool sliding = c->m->layers && c->m->layers[layer].sliding;
+    const gl_kv_run *runs = sliding ? c->runs_swa : c->runs;
+    const int *n_runs = sliding ? c->n_runs_swa : c->n_runs;
     double work = 0;
     for (int b = 0; b < nb; b++)
-        for (int r = 0; r < c->n_runs[b]; r++)
-            work += 2.0 * c->runs[b * GL_MAX_RUNS + r].n * cfg->head_dim * cfg->n_heads;
+        for (int r = 0; r < n_runs[b]; r++)
+            work += 2.0 * runs[b * GL_MAX_RUNS + r].n * cfg->head_dim * cfg->n_heads;
     gl_threadpool_run_sized(c->pool, attn_worker, &at, work);
 }

@@ -201,20 +201,28 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->row_first = malloc(nb * sizeof(int));
     c->runs = malloc(nb * GL_MAX_RUNS * sizeof(gl_kv_run));
     c->n_runs = malloc(nb * sizeof(int));
+    const bool any_sliding = m->layers && cfg->swa_window > 0;
+    if (any_sliding) {
+        c->runs_swa = malloc(nb * GL_MAX_RUNS * sizeof(gl_kv_run));
+        c->n_runs_swa = malloc(nb * sizeof(int));
+    }
     c->mm_ranges =
         aligned_alloc(_Alignof(gl_row_range), (size_t)p.n_threads * sizeof(gl_row_range));
     if (!c->x || !c->xb || !c->q || !c->kcur || !c->vcur || !c->att || !c->hb || !c->hb2 ||
         !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores ||
         !c->q16 || !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq_arg ||
         !c->row_seq || !c->row_pos || !c->row_first || !c->mm_ranges ||
-        (m->gpt2_layers && !c->qkv)) {
+        (m->gpt2_layers && !c->qkv) || (any_sliding && (!c->runs_swa || !c->n_runs_swa))) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
     }
     for (int i = 0; i < p.n_batch; i++)
         c->all_rows[i] = i;
+    /* theta_i = base^(-2i / rope_dim), divided by Llama 3.1's per-frequency
+     * factor when the model has them */
     for (int i = 0; i < cfg->rope_dim / 2; i++)
-        c->rope_inv_freq[i] = pow((double)cfg->rope_freq_base, -2.0 * i / cfg->rope_dim);
+        c->rope_inv_freq[i] = pow((double)cfg->rope_freq_base, -2.0 * i / cfg->rope_dim) /
+                              (m->rope_freqs ? (double)m->rope_freqs[i] : 1.0);
     *out = c;
     return GL_OK;
 }
@@ -251,6 +259,8 @@ void gl_ctx_free(gl_ctx *c)
     free(c->row_first);
     free(c->runs);
     free(c->n_runs);
+    free(c->runs_swa);
+    free(c->n_runs_swa);
     free(c);
 }
 

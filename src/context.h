@@ -77,6 +77,8 @@ struct gl_ctx {
     float *q16;              /* [n_threads][group][head_dim]: queries at F16 precision */
     gl_kv_run *runs;         /* [n_batch][GL_MAX_RUNS]                    */
     int *n_runs;             /* [n_batch]                                 */
+    gl_kv_run *runs_swa;     /* the same for sliding-window layers (NULL: none) */
+    int *n_runs_swa;
     gl_row_range *mm_ranges; /* [n_threads], matmul.c                  */
     int n_threads;
 };
@@ -108,7 +110,9 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
 void gl_matmul_next(gl_ctx *c, const gl_weight *w0, const gl_weight *w1, const gl_weight *w2);
 
 /* Ring KV cache and attention (src/attention.c). Plans which positions each
- * row of the batch attends to. */
+ * row of the batch attends to: every layer's, and a sliding-window layer's
+ * (the latest cfg.swa_window positions of those). A sliding layer keeps a
+ * full-size ring; it just reads less of it. */
 void gl_kv_plan(gl_ctx *c, int nb);
 /* Converts n floats to the cache's storage type. */
 void gl_kv_to_cache_format(const gl_ctx *c, uint8_t *dst, const float *src, int n);

@@ -1,5 +1,7 @@
-/* Loading: map the file, parse GGUF, bind the tokenizer, then bind every
- * llama hyperparameter and tensor with its expected shape and type. */
+/* Loading: map the file, parse GGUF, bind the tokenizer, then hand the
+ * hyperparameters and tensors to the architecture's binder (llama-like
+ * decoders: src/model_decoder.c; gpt2: src/model_gpt2.c), which checks each
+ * tensor's shape and type with the helpers here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,72 +58,11 @@ gl_status gl_meta_float(const gl_model *m, const char *suffix, float def, float 
     return GL_OK;
 }
 
-static gl_status bind_config(gl_model *m, gl_error *err)
+/* Records that the binder understood tensor t (see gl_bind_decoder). */
+static void mark_used(gl_model *m, const gguf_tensor *t)
 {
-    gl_config *c = &m->cfg;
-    gl_status st;
-    if ((st = gl_meta_int(m, "embedding_length", true, 0, 1, 1 << 16, &c->dim, err)) ||
-        (st = gl_meta_int(m, "block_count", true, 0, 1, GL_MAX_LAYERS, &c->n_layers, err)) ||
-        (st = gl_meta_int(m, "attention.head_count", true, 0, 1, 1 << 12, &c->n_heads, err)) ||
-        (st = gl_meta_int(m, "attention.head_count_kv", false, c->n_heads, 1, c->n_heads,
-                          &c->n_kv_heads, err)) ||
-        (st = gl_meta_int(m, "feed_forward_length", true, 0, 1, 1 << 20, &c->ffn_dim, err)) ||
-        (st = gl_meta_int(m, "context_length", false, 2048, 1, 1 << 24, &c->n_ctx_train, err)))
-        return st;
-    if (c->n_heads % c->n_kv_heads != 0)
-        return gl_fail(err, GL_ERR_FORMAT, "head_count %d is not a multiple of head_count_kv %d",
-                       c->n_heads, c->n_kv_heads);
-    if (c->dim % c->n_heads != 0)
-        return gl_fail(err, GL_ERR_UNSUPPORTED,
-                       "embedding_length %d is not a multiple of head_count %d", c->dim,
-                       c->n_heads);
-    c->head_dim = c->dim / c->n_heads;
-    int key_len = c->head_dim;
-    if ((st =
-             gl_meta_int(m, "attention.key_length", false, c->head_dim, 1, 1 << 12, &key_len, err)))
-        return st;
-    if (key_len != c->head_dim)
-        return gl_fail(err, GL_ERR_UNSUPPORTED, "attention.key_length %d != dim/heads %d", key_len,
-                       c->head_dim);
-    if ((st = gl_meta_int(m, "rope.dimension_count", false, c->head_dim, 2, c->head_dim,
-                          &c->rope_dim, err)))
-        return st;
-    if (c->rope_dim % 2)
-        return gl_fail(err, GL_ERR_FORMAT, "rope.dimension_count %d is odd", c->rope_dim);
-    if ((st = gl_meta_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, 0.0f, 1.0f, &c->norm_eps,
-                            err)) ||
-        (st = gl_meta_float(m, "rope.freq_base", 10000.0f, 1.0f, 1e12f, &c->rope_freq_base, err)))
-        return st;
-
-    c->rope_freq_scale = 1.0f;
-    char key[128];
-    snprintf(key, sizeof key, "%s.rope.scaling.type", m->arch);
-    gguf_str type;
-    bool linear = false;
-    if (gguf_get_str(&m->gguf, key, &type)) {
-        if (gguf_str_eq(type, "linear"))
-            linear = true;
-        else if (!gguf_str_eq(type, "none"))
-            return gl_fail(err, GL_ERR_UNSUPPORTED, "rope scaling type '%.*s' not supported",
-                           (int)(type.len > 32 ? 32 : type.len), type.ptr);
-    }
-    float factor = 0.0f;
-    snprintf(key, sizeof key, "%s.rope.scaling.factor", m->arch);
-    bool has_factor = gguf_get_f32(&m->gguf, key, &factor);
-    if (!has_factor) {
-        /* older converters wrote the linear factor under this name */
-        snprintf(key, sizeof key, "%s.rope.scale_linear", m->arch);
-        has_factor = gguf_get_f32(&m->gguf, key, &factor);
-        if (has_factor)
-            linear = true;
-    }
-    if (linear && has_factor && factor != 0.0f && factor != 1.0f) {
-        if (!(factor > 0.0f && factor < 1e6f))
-            return gl_fail(err, GL_ERR_FORMAT, "rope scaling factor %g is out of range",
-                           (double)factor);
-        c->rope_freq_scale = 1.0f / factor;
-    }
-    return GL_OK;
+    if (m->tensor_used)
+        m->tensor_used[t - m->gguf.tensors] = 1;
 }
 
 gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, int n_out,
@@ -134,6 +75,7 @@ gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, 
             return GL_OK;
         return gl_fail(err, GL_ERR_FORMAT, "missing tensor '%s'", name);
     }
+    mark_used(m, t);
     const uint64_t want[4] = { (uint64_t)n_in, (uint64_t)n_out, 1, 1 };
     if (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != 1 || t->ne[3] != 1)
         return gl_fail(err, GL_ERR_FORMAT,
@@ -175,6 +117,7 @@ gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n
     const gguf_tensor *t = gguf_find_tensor(&m->gguf, name);
     if (!t)
         return gl_fail(err, GL_ERR_FORMAT, "missing tensor '%s'", name);
+    mark_used(m, t);
     if (t->ne[0] != (uint64_t)n || t->ne[1] != 1 || t->ne[2] != 1 || t->ne[3] != 1)
         return gl_fail(err, GL_ERR_FORMAT, "tensor '%s' has shape [%llu, %llu], expected [%d]",
                        name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1], n);
@@ -184,55 +127,6 @@ gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n
     if (((uintptr_t)t->data & 3) != 0)
         return gl_fail(err, GL_ERR_FORMAT, "tensor '%s' is not 4-byte aligned", name);
     *out = (const float *)t->data;
-    return GL_OK;
-}
-
-static gl_status bind_llama(gl_model *m, gl_error *err)
-{
-    gl_config *c = &m->cfg;
-    gl_status st = bind_config(m, err);
-    if (st)
-        return st;
-    const gguf_tensor *emb = gguf_find_tensor(&m->gguf, "token_embd.weight");
-    if (!emb)
-        return gl_fail(err, GL_ERR_FORMAT, "missing tensor 'token_embd.weight'");
-    if (emb->ne[1] != (uint64_t)c->n_vocab)
-        return gl_fail(err, GL_ERR_FORMAT,
-                       "token_embd.weight has %llu rows but the vocabulary has %d tokens",
-                       (unsigned long long)emb->ne[1], c->n_vocab);
-    const int q_dim = c->n_heads * c->head_dim, kv_dim = c->n_kv_heads * c->head_dim;
-    if ((st = gl_bind_weight(m, &m->tok_embd, "token_embd.weight", c->dim, c->n_vocab, false,
-                             err)) ||
-        (st = gl_bind_vector(m, &m->output_norm, "output_norm.weight", c->dim, err)) ||
-        (st = gl_bind_weight(m, &m->output, "output.weight", c->dim, c->n_vocab, true, err)))
-        return st;
-    if (!m->output.data)
-        m->output = m->tok_embd; /* tied embeddings */
-
-    m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);
-    if (!m->layers)
-        return gl_fail(err, GL_ERR_NOMEM, "out of memory for %d layers", c->n_layers);
-    for (int l = 0; l < c->n_layers; l++) {
-        gl_layer *L = &m->layers[l];
-        char n[9][96];
-        static const char *const parts[9] = { "attn_norm", "attn_q",      "attn_k",
-                                              "attn_v",    "attn_output", "ffn_norm",
-                                              "ffn_gate",  "ffn_up",      "ffn_down" };
-        for (int i = 0; i < 9; i++)
-            snprintf(n[i], sizeof n[i], "blk.%d.%s.weight", l, parts[i]);
-        if ((st = gl_bind_vector(m, &L->attn_norm, n[0], c->dim, err)) ||
-            (st = gl_bind_weight(m, &L->wq, n[1], c->dim, q_dim, false, err)) ||
-            (st = gl_bind_weight(m, &L->wk, n[2], c->dim, kv_dim, false, err)) ||
-            (st = gl_bind_weight(m, &L->wv, n[3], c->dim, kv_dim, false, err)) ||
-            (st = gl_bind_weight(m, &L->wo, n[4], q_dim, c->dim, false, err)) ||
-            (st = gl_bind_vector(m, &L->ffn_norm, n[5], c->dim, err)) ||
-            (st = gl_bind_weight(m, &L->w_gate, n[6], c->dim, c->ffn_dim, false, err)) ||
-            (st = gl_bind_weight(m, &L->w_up, n[7], c->dim, c->ffn_dim, false, err)) ||
-            (st = gl_bind_weight(m, &L->w_down, n[8], c->ffn_dim, c->dim, false, err)))
-            return st;
-    }
-    m->has_weights = true;
-    m->forward = gl_forward_llama;
     return GL_OK;
 }
 
@@ -273,17 +167,10 @@ gl_status gl_model_load(gl_model **out, const char *path, const gl_model_params 
         st = gl_fail(err, GL_ERR_FORMAT, "%s: missing 'general.architecture'", path);
         goto fail;
     }
-    if (strcmp(m->arch, "llama") == 0) {
-        if ((st = bind_llama(m, err)))
-            goto fail;
-    } else if (strcmp(m->arch, "gpt2") == 0) {
+    if (strcmp(m->arch, "gpt2") == 0) {
         if ((st = gl_bind_gpt2(m, err)))
             goto fail;
-    } else {
-        st = gl_fail(err, GL_ERR_UNSUPPORTED,
-                     "architecture '%s' is not supported (supported: "
-                     "llama, gpt2)",
-                     m->arch);
+    } else if ((st = gl_bind_decoder(m, err))) {
         goto fail;
     }
     if ((st = gl_model_repack(m, err)))
@@ -303,6 +190,7 @@ void gl_model_free(gl_model *m)
     gl_tokenizer_free(m->tok);
     free(m->layers);
     free(m->gpt2_layers);
+    free(m->tensor_used);
     gguf_free(&m->gguf);
     gl_unmap_file(&m->map);
     free(m->repack_arena);

@@ -30,16 +30,26 @@ typedef struct gl_weight {
     size_t group_bytes; /* packed layouts: bytes per row group */
 } gl_weight;
 
+/* One decoder layer. Every family binds into this one struct; a piece a
+ * family does not have is NULL (vectors) or left out of the math by its
+ * trait (see gl_config). Fused files (phi3's attn_qkv and [gate; up]
+ * ffn_up) bind as row views of the fused matrix, so the forward pass never
+ * knows the difference. */
 typedef struct gl_layer {
-    const float *attn_norm; /* (dim)                            */
-    gl_weight wq;           /* dim -> n_heads * head_dim        */
-    gl_weight wk;           /* dim -> n_kv_heads * head_dim     */
-    gl_weight wv;           /* dim -> n_kv_heads * head_dim     */
-    gl_weight wo;           /* n_heads * head_dim -> dim        */
-    const float *ffn_norm;  /* (dim)                            */
-    gl_weight w_gate;       /* dim -> ffn_dim                   */
-    gl_weight w_up;         /* dim -> ffn_dim                   */
-    gl_weight w_down;       /* ffn_dim -> dim                   */
+    const float *attn_norm;      /* (dim)                                  */
+    gl_weight wq;                /* dim -> n_heads * head_dim              */
+    gl_weight wk;                /* dim -> n_kv_heads * head_dim           */
+    gl_weight wv;                /* dim -> n_kv_heads * head_dim           */
+    const float *bq, *bk, *bv;   /* Q/K/V biases (qwen2), or NULL          */
+    const float *q_norm, *k_norm; /* (head_dim) per-head RMSNorm (qwen3)   */
+    gl_weight wo;                /* n_heads * head_dim -> dim              */
+    const float *post_attn_norm; /* (dim) norm of the attention output (gemma2) */
+    const float *ffn_norm;       /* (dim)                                  */
+    gl_weight w_gate;            /* dim -> ffn_dim                         */
+    gl_weight w_up;              /* dim -> ffn_dim                         */
+    gl_weight w_down;            /* ffn_dim -> dim                         */
+    const float *post_ffn_norm;  /* (dim) norm of the FFN output (gemma2)  */
+    bool sliding;                /* attends to the last cfg.swa_window positions only */
 } gl_layer;
 
 /* A GPT-2 block: LayerNorms with bias, fused QKV, GELU MLP, all biased. */
@@ -56,6 +66,12 @@ typedef struct gl_gpt2_layer {
     const float *b_down;                  /* (dim)                        */
 } gl_gpt2_layer;
 
+/* How a family rotates: adjacent pairs (x[2i], x[2i+1]) or the two halves
+ * (x[i], x[i + rope_dim/2]), "NEOX" in GGUF's vocabulary. */
+enum gl_rope_style { GL_ROPE_NORM = 0, GL_ROPE_NEOX };
+/* The gated FFN's activation: silu(gate) * up, or tanh-GELU(gate) * up. */
+enum gl_ffn_act { GL_FFN_SWIGLU = 0, GL_FFN_GEGLU };
+
 typedef struct gl_config {
     int dim, n_layers, n_heads, n_kv_heads, head_dim, ffn_dim, n_vocab, n_ctx_train;
     int rope_dim; /* leading dims of each head that RoPE rotates */
@@ -64,6 +80,16 @@ typedef struct gl_config {
     float rope_freq_scale; /* positions are multiplied by this (linear scaling) */
     int n_pos_learned;     /* learned absolute positions (gpt2: position_embd
                             * rows); positions must stay below it. 0: none */
+    /* decoder traits (src/model_decoder.c fills them per family) */
+    uint8_t rope_style;  /* enum gl_rope_style */
+    uint8_t ffn_act;     /* enum gl_ffn_act */
+    bool q_prescale;     /* queries are multiplied by attn_scale before they meet
+                          * the keys (gemma2, phi3), not the scores after */
+    float attn_scale;    /* score scale, usually 1/sqrt(head_dim) */
+    float embd_scale;    /* token embeddings are multiplied by this (gemma: sqrt(dim)) */
+    float attn_softcap;  /* scores become cap * tanh(score / cap); 0: off */
+    float final_softcap; /* the same for the logits; 0: off */
+    int swa_window;      /* a sliding layer attends to this many latest positions */
 } gl_config;
 
 struct gl_model {
@@ -77,6 +103,9 @@ struct gl_model {
     const float *output_norm;
     gl_weight output; /* dim -> n_vocab (tied: tok_embd) */
     gl_layer *layers;
+    const float *rope_freqs; /* (rope_dim / 2) per-frequency divisors (Llama 3.1
+                              * rope_freqs.weight), or NULL */
+    uint8_t *tensor_used;    /* while binding: 1 per GGUF tensor bound */
     /* gpt2 only (NULL / zero otherwise) */
     gl_gpt2_layer *gpt2_layers;
     gl_weight pos_embd; /* n_pos_learned rows of dim */
@@ -111,6 +140,13 @@ gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n
  * Matrices read by row (the token embedding, also when tied to the
  * output) keep their GGUF layout. (src/repack.c) */
 gl_status gl_model_repack(gl_model *m, gl_error *err);
+
+/* Binds a llama-like decoder (llama, mistral, qwen2, qwen3, gemma2, phi3):
+ * the family's traits, hyperparameters and tensors (src/model_decoder.c).
+ * Fails naming the supported architectures when m->arch is none of them. */
+gl_status gl_bind_decoder(gl_model *m, gl_error *err);
+/* The architectures genloop runs, comma separated, for error messages. */
+const char *gl_supported_archs(void);
 
 /* Binds a gpt2 model's hyperparameters and tensors (src/model_gpt2.c). */
 gl_status gl_bind_gpt2(gl_model *m, gl_error *err);

@@ -2,6 +2,7 @@
  * position embeddings, and per block LayerNorms (weight + bias), the fused
  * QKV projection, the output projection and the GELU MLP, all with biases.
  * Every tensor is checked for shape and type before it is used. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,6 +33,8 @@ static gl_status bind_gpt2_config(gl_model *m, gl_error *err)
     c->rope_freq_base = 0.0f;
     c->rope_freq_scale = 1.0f;
     c->n_pos_learned = c->n_ctx_train;
+    c->attn_scale = 1.0f / sqrtf((float)c->head_dim);
+    c->embd_scale = 1.0f;
     return GL_OK;
 }
 

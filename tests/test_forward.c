@@ -18,9 +18,12 @@
  * softmax, attention) round differently per vector width; through the
  * Q8_0 rounding of the next layer's activations a last-bit difference can
  * grow: 1.46% measured on mixQ8_0 (0.10% on the F32 model, 0.06% on F16,
- * 0 on mixQ4_0's reference prompt). README "Backends" quotes these. */
+ * 0 on mixQ4_0's reference prompt). README "Backends" quotes these. Since
+ * F16 products take their input rounded to F16, as the reference's do
+ * (src/forward_llama.c round_input), that rounding is one more place for a
+ * last bit to flip: mixQ4_0 (F16 ffn_down) measures 2.43%, mixQ8_0 0. */
 #define GL_TEST_XBACKEND_FLOAT 0.0015
-#define GL_TEST_XBACKEND_Q     0.022
+#define GL_TEST_XBACKEND_Q     0.035
 
 static void need_shared(void)
 {

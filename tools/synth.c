@@ -1,5 +1,6 @@
-/* genloop synth: writes a llama-architecture GGUF with deterministic
- * pseudo-random weights and a working SentencePiece-style vocabulary, for
+/* genloop synth: writes a GGUF of one of the supported decoder families
+ * (llama, qwen2, qwen3, gemma2, phi3) with deterministic pseudo-random
+ * weights and a working SentencePiece-style vocabulary, for
  * benchmarks at real model shapes without storing large files. */
 #include <math.h>
 #include <stdlib.h>
@@ -12,20 +13,72 @@
 #include "quantize_rows.h"
 #include "synth_writer.h"
 
+/* A model shape and its family's traits, so benchmarks run the real
+ * per-token work of each family (biases, Q/K norms, fused matrices,
+ * post-norms, soft-caps and sliding windows cost time too). */
+enum {
+    SH_QKV_BIAS = 1,   /* attn_q/k/v.bias (qwen2)                         */
+    SH_QK_NORM = 2,    /* per-head attn_q_norm / attn_k_norm (qwen3)       */
+    SH_FUSED = 4,      /* attn_qkv and [gate; up] ffn_up (phi3)            */
+    SH_POST_NORMS = 8, /* post_attention_norm, post_ffw_norm (gemma2)      */
+    SH_ROPE_FREQS = 16, /* Llama 3.x rope_freqs.weight (factor 32, 8192)   */
+};
+
 typedef struct shape {
-    const char *name;
+    const char *name, *arch;
     int dim, layers, heads, kv_heads, ffn, vocab, ctx;
     float rope_base;
     bool tied;
+    int head_dim;   /* 0: dim / heads */
+    float eps;      /* 0: 1e-5 */
+    unsigned traits; /* SH_* */
+    int window;     /* attention.sliding_window; 0: none */
+    float attn_softcap, final_softcap; /* 0: none */
 } shape;
 
+/* The published configurations (context lengths capped where the real one
+ * would only make the metadata claim more than a benchmark uses). */
 static const shape shapes[] = {
-    { "tinyllama-1.1b", 2048, 22, 32, 4, 5632, 32000, 2048, 10000.0f, false },
-    { "llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, 8192, 500000.0f, true },
-    { "qwen2.5-0.5b", 896, 24, 14, 2, 4864, 151936, 4096, 1000000.0f, true },
-    { "stories15m", 288, 6, 6, 6, 768, 32000, 256, 10000.0f, false },
-    { "stories260k", 64, 5, 8, 4, 172, 512, 512, 10000.0f, false },
+    { .name = "tinyllama-1.1b", .arch = "llama", .dim = 2048, .layers = 22, .heads = 32,
+      .kv_heads = 4, .ffn = 5632, .vocab = 32000, .ctx = 2048, .rope_base = 10000.0f },
+    { .name = "llama-3.2-1b", .arch = "llama", .dim = 2048, .layers = 16, .heads = 32,
+      .kv_heads = 8, .ffn = 8192, .vocab = 128256, .ctx = 8192, .rope_base = 500000.0f,
+      .tied = true, .traits = SH_ROPE_FREQS },
+    { .name = "qwen2.5-0.5b", .arch = "qwen2", .dim = 896, .layers = 24, .heads = 14,
+      .kv_heads = 2, .ffn = 4864, .vocab = 151936, .ctx = 4096, .rope_base = 1000000.0f,
+      .tied = true, .eps = 1e-6f, .traits = SH_QKV_BIAS },
+    { .name = "qwen3-0.6b", .arch = "qwen3", .dim = 1024, .layers = 28, .heads = 16,
+      .kv_heads = 8, .ffn = 3072, .vocab = 151936, .ctx = 4096, .rope_base = 1000000.0f,
+      .tied = true, .head_dim = 128, .eps = 1e-6f, .traits = SH_QK_NORM },
+    { .name = "gemma-2-2b", .arch = "gemma2", .dim = 2304, .layers = 26, .heads = 8,
+      .kv_heads = 4, .ffn = 9216, .vocab = 256000, .ctx = 8192, .rope_base = 10000.0f,
+      .tied = true, .head_dim = 256, .eps = 1e-6f, .traits = SH_POST_NORMS, .window = 4096,
+      .attn_softcap = 50.0f, .final_softcap = 30.0f },
+    { .name = "phi-3-mini", .arch = "phi3", .dim = 3072, .layers = 32, .heads = 32,
+      .kv_heads = 32, .ffn = 8192, .vocab = 32064, .ctx = 4096, .rope_base = 10000.0f,
+      .traits = SH_FUSED, .window = 2047 },
+    { .name = "stories15m", .arch = "llama", .dim = 288, .layers = 6, .heads = 6, .kv_heads = 6,
+      .ffn = 768, .vocab = 32000, .ctx = 256, .rope_base = 10000.0f },
+    { .name = "stories260k", .arch = "llama", .dim = 64, .layers = 5, .heads = 8, .kv_heads = 4,
+      .ffn = 172, .vocab = 512, .ctx = 512, .rope_base = 10000.0f },
 };
+
+/* Llama 3.x's per-frequency RoPE divisors as GGUF converters compute them
+ * from rope_scaling (factor 32, low_freq_factor 1, high_freq_factor 4,
+ * original context 8192 for Llama 3.2): high frequencies keep 1, low ones
+ * get the factor, the band between is interpolated. */
+static float llama3_rope_factor(int i, int head_dim, float base)
+{
+    const double factor = 32.0, low = 1.0, high = 4.0, orig = 8192.0;
+    const double freq = pow(base, -2.0 * i / head_dim);
+    const double wavelen = 2.0 * M_PI / freq;
+    if (wavelen < orig / high)
+        return 1.0f;
+    if (wavelen > orig / low)
+        return (float)factor;
+    const double smooth = (orig / wavelen - low) / (high - low);
+    return (float)(1.0 / ((1.0 - smooth) / factor + smooth));
+}
 
 /* splitmix64: one independent stream per tensor, seeded by its name, so a
  * tensor's bytes do not depend on the order tensors are written in. */
@@ -122,7 +175,7 @@ static void add_vocab(sw_writer *w, int n_vocab)
 
 typedef struct tensor_plan {
     char name[64];
-    int ne0, ne1; /* ne1 == 0: a 1-D norm vector */
+    int ne0, ne1; /* ne1 == 0: a 1-D vector (norm weights near 1, biases near 0) */
     int type;
     float scale;
 } tensor_plan;
@@ -214,18 +267,24 @@ int cmd_synth(int argc, char **argv)
             return EXIT_USAGE;
         }
     } else {
-        s = (shape){ "custom", 256, 2, 4, 4, 512, 512, 256, 10000.0f, false };
+        s = (shape){ .name = "custom", .arch = "llama", .dim = 256, .layers = 2, .heads = 4,
+                     .kv_heads = 4, .ffn = 512, .vocab = 512, .ctx = 256, .rope_base = 10000.0f };
     }
     int *fields[7] = { &s.dim, &s.layers, &s.heads, &s.kv_heads, &s.ffn, &s.vocab, &s.ctx };
     for (int k = 0; k < 7; k++)
         if (custom[k])
             *fields[k] = (int)custom[k];
-    if (s.dim % s.heads || s.heads % s.kv_heads || (s.dim / s.heads) % 2) {
+    if (custom[0] || custom[2])
+        s.head_dim = 0; /* a custom width or head count: heads split dim again */
+    if ((!s.head_dim && s.dim % s.heads) || s.heads % s.kv_heads ||
+        (s.head_dim ? s.head_dim : s.dim / s.heads) % 2) {
         cli_error("synth: --dim must be a multiple of --heads (even head size) and --heads a "
                   "multiple of --kv-heads");
         return EXIT_USAGE;
     }
-    if (gguf_type_block_elems((uint32_t)wtype) > 1 && (s.dim % 32 || s.ffn % 32)) {
+    const int hd = s.head_dim ? s.head_dim : s.dim / s.heads;
+    const int q_dim = s.heads * hd, kv_dim = s.kv_heads * hd;
+    if (gguf_type_block_elems((uint32_t)wtype) > 1 && (s.dim % 32 || s.ffn % 32 || q_dim % 32)) {
         cli_error("synth: quantized types need --dim and --ffn to be multiples of 32");
         return EXIT_USAGE;
     }
@@ -234,11 +293,11 @@ int cmd_synth(int argc, char **argv)
         return EXIT_USAGE;
     }
 
-    const int hd = s.dim / s.heads, kv_dim = s.kv_heads * hd;
     int n_t = 0;
-    tensor_plan *plan = calloc((size_t)(3 + 9 * s.layers), sizeof *plan);
+    tensor_plan *plan = calloc((size_t)(4 + 16 * s.layers), sizeof *plan);
     /* init scale ~ 1/sqrt(fan_in) keeps activations O(1) through the stack */
     const float a_in = 1.0f / sqrtf((float)s.dim), a_ffn = 1.0f / sqrtf((float)s.ffn);
+    const float a_att = 1.0f / sqrtf((float)q_dim);
 #define PLAN(nm, e0, e1, ty, sc)                                                                   \
     do {                                                                                           \
         snprintf(plan[n_t].name, sizeof plan[n_t].name, "%s", nm);                                 \
@@ -249,20 +308,45 @@ int cmd_synth(int argc, char **argv)
         n_t++;                                                                                     \
     } while (0)
     PLAN("token_embd.weight", s.dim, s.vocab, wtype, 1.0f);
+    if (s.traits & SH_ROPE_FREQS)
+        PLAN("rope_freqs.weight", hd / 2, 0, SW_F32, 0.0f);
     for (int l = 0; l < s.layers; l++) {
         char nm[64];
 #define LPLAN(part, e0, e1, ty, sc)                                                                \
-    snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, part);                                          \
-    PLAN(nm, e0, e1, ty, sc)
-        LPLAN("attn_norm", s.dim, 0, SW_F32, 1.0f);
-        LPLAN("attn_q", s.dim, s.dim, wtype, a_in);
-        LPLAN("attn_k", s.dim, kv_dim, wtype, a_in);
-        LPLAN("attn_v", s.dim, kv_dim, wtype, a_in);
-        LPLAN("attn_output", s.dim, s.dim, wtype, a_in);
-        LPLAN("ffn_norm", s.dim, 0, SW_F32, 1.0f);
-        LPLAN("ffn_gate", s.dim, s.ffn, wtype, a_in);
-        LPLAN("ffn_up", s.dim, s.ffn, wtype, a_in);
-        LPLAN("ffn_down", s.ffn, s.dim, wtype, a_ffn);
+    do {                                                                                           \
+        snprintf(nm, sizeof nm, "blk.%d.%s", l, part);                                             \
+        PLAN(nm, e0, e1, ty, sc);                                                                  \
+    } while (0)
+        LPLAN("attn_norm.weight", s.dim, 0, SW_F32, 1.0f);
+        if (s.traits & SH_FUSED) {
+            LPLAN("attn_qkv.weight", s.dim, q_dim + 2 * kv_dim, wtype, a_in);
+        } else {
+            LPLAN("attn_q.weight", s.dim, q_dim, wtype, a_in);
+            LPLAN("attn_k.weight", s.dim, kv_dim, wtype, a_in);
+            LPLAN("attn_v.weight", s.dim, kv_dim, wtype, a_in);
+        }
+        if (s.traits & SH_QKV_BIAS) {
+            LPLAN("attn_q.bias", q_dim, 0, SW_F32, 0.1f);
+            LPLAN("attn_k.bias", kv_dim, 0, SW_F32, 0.1f);
+            LPLAN("attn_v.bias", kv_dim, 0, SW_F32, 0.1f);
+        }
+        if (s.traits & SH_QK_NORM) {
+            LPLAN("attn_q_norm.weight", hd, 0, SW_F32, 1.0f);
+            LPLAN("attn_k_norm.weight", hd, 0, SW_F32, 1.0f);
+        }
+        LPLAN("attn_output.weight", q_dim, s.dim, wtype, a_att);
+        if (s.traits & SH_POST_NORMS)
+            LPLAN("post_attention_norm.weight", s.dim, 0, SW_F32, 1.0f);
+        LPLAN("ffn_norm.weight", s.dim, 0, SW_F32, 1.0f);
+        if (s.traits & SH_FUSED) {
+            LPLAN("ffn_up.weight", s.dim, 2 * s.ffn, wtype, a_in);
+        } else {
+            LPLAN("ffn_gate.weight", s.dim, s.ffn, wtype, a_in);
+            LPLAN("ffn_up.weight", s.dim, s.ffn, wtype, a_in);
+        }
+        LPLAN("ffn_down.weight", s.ffn, s.dim, wtype, a_ffn);
+        if (s.traits & SH_POST_NORMS)
+            LPLAN("post_ffw_norm.weight", s.dim, 0, SW_F32, 1.0f);
 #undef LPLAN
     }
     PLAN("output_norm.weight", s.dim, 0, SW_F32, 1.0f);
@@ -276,24 +360,37 @@ int cmd_synth(int argc, char **argv)
         free(plan);
         return EXIT_RUNTIME;
     }
-    sw_kv_str(&w, "general.architecture", "llama");
+    sw_kv_str(&w, "general.architecture", s.arch);
     char name[96];
     snprintf(name, sizeof name, "genloop-synth-%s-%s", s.name, mix->name);
     sw_kv_str(&w, "general.name", name);
     sw_kv_u32(&w, "general.alignment", 32);
     if (gguf_type_block_elems((uint32_t)wtype) > 1)
         sw_kv_u32(&w, "general.file_type", (uint32_t)mix->ftype);
-    sw_kv_u32(&w, "llama.context_length", (uint32_t)s.ctx);
-    sw_kv_u32(&w, "llama.embedding_length", (uint32_t)s.dim);
-    sw_kv_u32(&w, "llama.block_count", (uint32_t)s.layers);
-    sw_kv_u32(&w, "llama.feed_forward_length", (uint32_t)s.ffn);
-    sw_kv_u32(&w, "llama.attention.head_count", (uint32_t)s.heads);
-    sw_kv_u32(&w, "llama.attention.head_count_kv", (uint32_t)s.kv_heads);
-    sw_kv_u32(&w, "llama.rope.dimension_count", (uint32_t)hd);
-    sw_kv_f32(&w, "llama.rope.freq_base", s.rope_base);
-    sw_kv_f32(&w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    char key[96];
+#define KEY(suffix) (snprintf(key, sizeof key, "%s.%s", s.arch, suffix), key)
+    sw_kv_u32(&w, KEY("context_length"), (uint32_t)s.ctx);
+    sw_kv_u32(&w, KEY("embedding_length"), (uint32_t)s.dim);
+    sw_kv_u32(&w, KEY("block_count"), (uint32_t)s.layers);
+    sw_kv_u32(&w, KEY("feed_forward_length"), (uint32_t)s.ffn);
+    sw_kv_u32(&w, KEY("attention.head_count"), (uint32_t)s.heads);
+    sw_kv_u32(&w, KEY("attention.head_count_kv"), (uint32_t)s.kv_heads);
+    if (s.head_dim) {
+        sw_kv_u32(&w, KEY("attention.key_length"), (uint32_t)hd);
+        sw_kv_u32(&w, KEY("attention.value_length"), (uint32_t)hd);
+    }
+    sw_kv_u32(&w, KEY("rope.dimension_count"), (uint32_t)hd);
+    sw_kv_f32(&w, KEY("rope.freq_base"), s.rope_base);
+    sw_kv_f32(&w, KEY("attention.layer_norm_rms_epsilon"), s.eps > 0 ? s.eps : 1e-5f);
+    if (s.window)
+        sw_kv_u32(&w, KEY("attention.sliding_window"), (uint32_t)s.window);
+    if (s.attn_softcap > 0)
+        sw_kv_f32(&w, KEY("attn_logit_softcapping"), s.attn_softcap);
+    if (s.final_softcap > 0)
+        sw_kv_f32(&w, KEY("final_logit_softcapping"), s.final_softcap);
+#undef KEY
     add_vocab(&w, s.vocab);
-    const gl_qmix_model qm = { "llama", s.layers, s.heads, s.kv_heads, 0, s.layers, !s.tied };
+    const gl_qmix_model qm = { s.arch, s.layers, s.heads, s.kv_heads, 0, s.layers, !s.tied };
     const gl_qmix_opts qo = { pure || !strcmp(mix->name, "q4_0"), -1, -1 };
     gl_qmix_state qs = { 0 };
     for (int t = 0; t < n_t; t++)
@@ -305,7 +402,9 @@ int cmd_synth(int argc, char **argv)
     bool ok = sw_begin_data(&w);
     /* Rows are generated in order (one random stream per tensor), then a
      * chunk of them is quantized over the threads. */
-    const int max_ne0 = s.dim > s.ffn ? s.dim : s.ffn, chunk = (1 << 22) / max_ne0;
+    int max_ne0 = s.dim > s.ffn ? s.dim : s.ffn;
+    max_ne0 = max_ne0 > q_dim ? max_ne0 : q_dim;
+    const int chunk = (1 << 22) / max_ne0;
     float *rows_f = malloc(sizeof *rows_f * (size_t)chunk * (size_t)max_ne0);
     uint8_t *rows_q = malloc(sizeof(float) * (size_t)chunk * (size_t)max_ne0);
     ok = ok && rows_f && rows_q;
@@ -318,6 +417,11 @@ int cmd_synth(int argc, char **argv)
             for (int r = 0; r < nr; r++) {
                 float *row = rows_f + (size_t)r * (size_t)ne0;
                 if (plan[t].ne1) {
+                    fill_row(&st, row, ne0, plan[t].scale);
+                } else if (plan[t].scale == 0.0f) { /* rope_freqs */
+                    for (int i = 0; i < ne0; i++)
+                        row[i] = llama3_rope_factor(i, hd, s.rope_base);
+                } else if (plan[t].scale < 1.0f) { /* biases near 0 */
                     fill_row(&st, row, ne0, plan[t].scale);
                 } else { /* norm weights near 1 */
                     fill_row(&st, row, ne0, 0.1f);
