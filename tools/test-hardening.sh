@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+# leaks inside Criterion's runner are the framework's, not genloop's
+export LSAN_OPTIONS=suppressions=$PWD/tools/lsan.supp:print_suppressions=0
 
 # ---- 1. the test suite under ASan + UBSan --------------------------------
 if [ ! -f build-asan/build.ninja ]; then
