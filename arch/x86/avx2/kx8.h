@@ -30,7 +30,7 @@ GL_ALWAYS_INLINE void kx_col_prep(const block_q8_K *xs, int kn, kx_xprep *xp)
  * 4 q + b of the source, zero-extended */
 GL_ALWAYS_INLINE __m256i kx_pair16(int a, int b)
 {
-    const int v = a | 0x80 << 8 | b << 16 | 0x80 << 24;
+    const int v = (int)((unsigned)a | 0x80u << 8 | (unsigned)b << 16 | 0x80u << 24);
     const __m256i base = _mm256_set1_epi32(v);
     return _mm256_add_epi8(base, _mm256_setr_epi32(0, 0x00040004, 0x00080008, 0x000c000c, 0,
                                                    0x00040004, 0x00080008, 0x000c000c));
@@ -40,7 +40,7 @@ GL_ALWAYS_INLINE __m256i kx_pair16(int a, int b)
  * srai 8) */
 GL_ALWAYS_INLINE __m256i kx_pair16_hi(int a, int b)
 {
-    const int v = 0x80 | a << 8 | 0x80 << 16 | b << 24;
+    const int v = (int)(0x80u | (unsigned)a << 8 | 0x80u << 16 | (unsigned)b << 24);
     const __m256i base = _mm256_set1_epi32(v);
     return _mm256_add_epi8(base, _mm256_setr_epi32(0, 0x04000400, 0x08000800, 0x0c000c00, 0,
                                                    0x04000400, 0x08000800, 0x0c000c00));
