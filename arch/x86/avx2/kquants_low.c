@@ -51,7 +51,8 @@ GL_ALWAYS_INLINE void q2_K_row(const block_q2_K *wb, const block_q8_K *const *xb
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
         const __m256i q = _mm256_loadu_si256((const __m256i *)(wb->qs + 32 * h));
-        const __m256i sc8 = _mm256_permute2x128_si256(sc16, sc16, h ? 0x11 : 0x00);
+        const __m256i sc8 = h ? _mm256_permute2x128_si256(sc16, sc16, 0x11)
+                          : _mm256_permute2x128_si256(sc16, sc16, 0x00);
 #pragma GCC unroll 4
         for (int s = 0; s < 4; s++) {
             const __m256i u = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), m3);
@@ -98,7 +99,8 @@ GL_ALWAYS_INLINE void q3_K_row(const block_q3_K *wb, const block_q8_K *const *xb
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
         const __m256i q = _mm256_loadu_si256((const __m256i *)(wb->qs + 32 * h));
-        const __m256i sc8 = _mm256_permute2x128_si256(sc16, sc16, h ? 0x11 : 0x00);
+        const __m256i sc8 = h ? _mm256_permute2x128_si256(sc16, sc16, 0x11)
+                          : _mm256_permute2x128_si256(sc16, sc16, 0x00);
 #pragma GCC unroll 4
         for (int s = 0; s < 4; s++) {
             const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * s), m3),
