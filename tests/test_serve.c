@@ -400,24 +400,32 @@ Test(serve, endpoints)
     cr_assert_eq(stop_server(&s), 0);
 }
 
-/* Several requests at once, on separate connections, each byte-identical to
- * `genloop run` alone with the same seed; then the same again streamed. */
+/* Sixteen requests at once, on separate connections, more than the batch
+ * holds (the rest queue), each byte-identical to `genloop run` alone with the
+ * same seed; then the same again streamed. */
 Test(serve, concurrent_match_run)
 {
-    enum { N = 6 };
-    const char *prompts[N] = { "Once upon a time",
-                               "Lily and Ben went to the park",
-                               "The little dog was",
-                               "One day, a bird",
-                               "Sara",
-                               "The sun was shining and" };
-    const char *seeds[N] = { "1", "22", "333", "4444", "55555", "18446744073709551615" };
-    const char *temps[N] = { "0", "0.8", "1.2", "0.8", "0", "0.7" };
-    const char *ns[N] = { "24", "40", "17", "33", "9", "28" };
+    enum { N = 16 };
+    const char *base[] = { "Once upon a time",
+                           "Lily and Ben went to the park",
+                           "The little dog was",
+                           "One day, a bird",
+                           "Sara",
+                           "The sun was shining and" };
+    const char *seed_list[] = { "1", "22", "333", "4444", "55555", "18446744073709551615", "7" };
+    const char *temp_list[] = { "0", "0.8", "1.2", "0.8", "0", "0.7", "1.0", "0.5", "0.9" };
+    const char *n_list[] = { "24", "40", "17", "33", "9", "28", "12", "45", "3", "20", "31" };
+    const char *prompts[N], *seeds[N], *temps[N], *ns[N];
+    for (int i = 0; i < N; i++) {
+        prompts[i] = base[i % 6];
+        seeds[i] = seed_list[i % 7];
+        temps[i] = temp_list[i % 9];
+        ns[i] = n_list[i % 11];
+    }
     char *want[N];
     for (int i = 0; i < N; i++)
         want[i] = run_text(prompts[i], ns[i], seeds[i], temps[i]);
-    server s = start_server((const char *const[]){ "--max-batch", "4", NULL });
+    server s = start_server((const char *const[]){ "--max-batch", "8", NULL });
     for (int stream = 0; stream < 2; stream++) {
         int fds[N];
         for (int i = 0; i < N; i++) {
