@@ -17,6 +17,14 @@ static bool fail(parser *p, const char *what)
     return false;
 }
 
+/* does the input continue with the literal word (never reads past len: the
+ * input need not be NUL-terminated) */
+static bool at_word(const parser *p, const char *word)
+{
+    const size_t n = strlen(word);
+    return p->len - p->i >= n && !memcmp(p->s + p->i, word, n);
+}
+
 static void ws(parser *p)
 {
     while (p->i < p->len && strchr(" \t\r\n", p->s[p->i]) && p->s[p->i])
@@ -290,11 +298,11 @@ static bool value(parser *p, json_value *v)
                 return fail(p, "expected ',' or ']' in an array of strings");
             }
         }
-    } else if (!strncmp(p->s + p->i, "true", 4) || !strncmp(p->s + p->i, "false", 5)) {
+    } else if (at_word(p, "true") || at_word(p, "false")) {
         v->type = JV_BOOL;
         v->b = c == 't';
         p->i += v->b ? 4 : 5;
-    } else if (!strncmp(p->s + p->i, "null", 4)) {
+    } else if (at_word(p, "null")) {
         v->type = JV_NULL;
         p->i += 4;
     } else if (c == '-' || (c >= '0' && c <= '9')) {
