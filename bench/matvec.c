@@ -93,6 +93,7 @@ int main(int argc, char **argv)
     size_t mb = 1024;
     int threads = gl_physical_cores();
     const char *only = NULL, *tlist = NULL;
+    int rows_override = 0; /* --rows R: R rows (small: the "hot" column then times the kernel in L2) */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--mb") && i + 1 < argc)
             mb = strtoull(argv[++i], NULL, 10);
@@ -102,8 +103,11 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--type") && i + 1 < argc)
             tlist = argv[++i];
+        else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
+            rows_override = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: matvec [--mb SIZE] [-t THREADS] [--backend NAME] [--type T,...|all]\n");
+            fprintf(stderr, "usage: matvec [--mb SIZE] [-t THREADS] [--backend NAME] [--type T,...|all] "
+                            "[--rows R]\n");
             return 2;
         }
     }
@@ -152,7 +156,8 @@ int main(int argc, char **argv)
                 for (int si = 0; si < 2; si++) {
                     /* ty >= MV_NTYPES: the same matrices repacked, where the backend uses a layout */
                     const int tix = ty % MV_NTYPES, type = mv_types[tix].type;
-                    const int n = shapes[si].n, rows = shapes[si].rows;
+                    const int n = shapes[si].n;
+                    const int rows = rows_override > 0 ? (rows_override + 15) / 16 * 16 : shapes[si].rows;
                     const int layout = ty >= MV_NTYPES ? k.repack[type].layout : 0;
                     if (!mv_wanted(tlist, tix) || !k.matmul[type] ||
                         (ty >= MV_NTYPES && !k.repack[type].use))

@@ -761,3 +761,22 @@ Test(serve, stalled_client_times_out)
     close(slow);
     cr_assert_eq(stop_server(&s), 0);
 }
+
+/* Truncated literals in an exactly-sized, unterminated body: a clean error,
+ * no read past the end (the ASan stage runs this with strict string checks;
+ * fuzz_http found the overread). */
+Test(serve, json_truncated_literals)
+{
+    const char *cases[] = { "{\"a\":tru", "{\"a\":fals", "{\"a\":nul", "{\"a\":[t", "{\"a\":{\"b\":f",
+                            "{\"a\":n" };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const size_t n = strlen(cases[i]);
+        char *b = malloc(n);
+        cr_assert(b);
+        memcpy(b, cases[i], n);
+        json_object o;
+        char msg[160];
+        cr_assert(!json_parse_object(b, n, &o, msg, sizeof msg), "'%s' parsed", cases[i]);
+        free(b);
+    }
+}
