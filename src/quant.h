@@ -251,11 +251,20 @@ typedef struct GL_PACKED block_q4_Kx16 {
     uint8_t qs[GL_X16_ROWS * QK_K / 2];
 } block_q4_Kx16;
 
+/* Q6_Kx16 is laid out for the AVX-512 kernel rather than copied unit by unit:
+ *   scales[16 j + r]: row r's scale of sub-block j (one sign-extending load
+ *   gives the 16 rows' scales of a sub-block, one per lane);
+ *   q: the 6-bit values u = q + 32, three bytes per four values. Element
+ *   e = 128 h + 32 s + 4 k + i (h < 2, s < 4, k < 8, i < 4) of row r: for
+ *   s < 3, bits 0-5 of q[64 (3 (8 h + k) + s) + 4 r + i]; for s = 3, bits 6-7
+ *   of the same byte of t = 0, 1, 2 hold its bits 2t, 2t + 1. So one group
+ *   (h, k) is three 64-byte loads: three values by a mask, the fourth from
+ *   the top bits of all three (the GGUF ql/qh planes need two loads and
+ *   2-3 shifts per value). Same bytes as 16 plain rows. */
 typedef struct GL_PACKED block_q6_Kx16 {
     uint16_t d[GL_X16_ROWS];
     int8_t scales[GL_X16_ROWS * QK_K / 16];
-    uint8_t ql[GL_X16_ROWS * QK_K / 2];
-    uint8_t qh[GL_X16_ROWS * QK_K / 4];
+    uint8_t q[GL_X16_ROWS * QK_K * 3 / 4];
 } block_q6_Kx16;
 
 /* Q5_Kx16: Q4_Kx16 plus qh (8 units: load k gives lane r the fifth bits of

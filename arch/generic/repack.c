@@ -206,7 +206,65 @@ static void q5_Kx16_get(block_q5_K *ob, const block_q5_Kx16 *in, int k)
     }
 
 DEF_Q6K_PUTGET(q6_Kx8_put, q6_Kx8_get, block_q6_Kx8, GL_X8_ROWS)
-DEF_Q6K_PUTGET(q6_Kx16_put, q6_Kx16_get, block_q6_Kx16, GL_X16_ROWS)
+
+/* element e of a plain Q6_K super-block as u = q + 32 in [0, 63], and back */
+static int q6_K_get_u(const block_q6_K *b, int e)
+{
+    const int h = e / 128, s = e % 128 / 32, l = e % 32;
+    const int lo = (b->ql[64 * h + 32 * (s & 1) + l] >> (4 * (s >> 1))) & 15;
+    return lo | ((b->qh[32 * h + l] >> (2 * s)) & 3) << 4;
+}
+
+static void q6_K_put_u(block_q6_K *b, int e, int u)
+{
+    const int h = e / 128, s = e % 128 / 32, l = e % 32;
+    b->ql[64 * h + 32 * (s & 1) + l] |= (uint8_t)((u & 15) << (4 * (s >> 1)));
+    b->qh[32 * h + l] |= (uint8_t)((u >> 4) << (2 * s));
+}
+
+/* Q6_Kx16 (src/quant.h): where element e's byte is, for s < 3 and for each
+ * of the three pieces of an s = 3 element */
+static size_t q6_Kx16_at(int r, int e, int t)
+{
+    const int h = e / 128, s = e % 128 / 32, k = e % 32 / 4, i = e % 4;
+    return (size_t)64 * (3 * (8 * h + k) + (s < 3 ? s : t)) + 4 * (size_t)r + (size_t)i;
+}
+
+static void q6_Kx16_put(block_q6_Kx16 *o, const block_q6_K *sb, int r)
+{
+    o->d[r] = sb ? sb->d : 0;
+    for (int j = 0; j < QK_K / 16; j++)
+        o->scales[GL_X16_ROWS * j + r] = sb ? sb->scales[j] : 0;
+    for (int e = 0; e < QK_K; e++) {
+        const int u = sb ? q6_K_get_u(sb, e) : 0;
+        if (e % 128 / 32 < 3) {
+            uint8_t *p = &o->q[q6_Kx16_at(r, e, 0)];
+            *p = (uint8_t)((*p & 0xc0) | u);
+        } else {
+            for (int t = 0; t < 3; t++) {
+                uint8_t *p = &o->q[q6_Kx16_at(r, e, t)];
+                *p = (uint8_t)((*p & 0x3f) | ((u >> (2 * t)) & 3) << 6);
+            }
+        }
+    }
+}
+
+static void q6_Kx16_get(block_q6_K *ob, const block_q6_Kx16 *in, int k)
+{
+    memset(ob, 0, sizeof *ob);
+    ob->d = in->d[k];
+    for (int j = 0; j < QK_K / 16; j++)
+        ob->scales[j] = in->scales[GL_X16_ROWS * j + k];
+    for (int e = 0; e < QK_K; e++) {
+        int u = 0;
+        if (e % 128 / 32 < 3)
+            u = in->q[q6_Kx16_at(k, e, 0)] & 0x3f;
+        else
+            for (int t = 0; t < 3; t++)
+                u |= (in->q[q6_Kx16_at(k, e, t)] >> 6) << (2 * t);
+        q6_K_put_u(ob, e, u);
+    }
+}
 
 #define DEF_KX_REPACK(NAME, BLK, XBLK, PUT, ROWS)                                                  \
     GL_DECL_REPACK_FN(NAME)                                                                        \
@@ -217,9 +275,9 @@ DEF_Q6K_PUTGET(q6_Kx16_put, q6_Kx16_get, block_q6_Kx16, GL_X16_ROWS)
             XBLK *o = out + (size_t)g * nsb;                                                       \
             for (int r = 0; r < (ROWS); r++) {                                                     \
                 const int row = g * (ROWS) + r;                                                    \
-                const BLK *src =                                                                   \
-                    row < n_rows ? (const BLK *)((const char *)w + (size_t)row * w_row_bytes)      \
-                                 : NULL;                                                           \
+                const BLK *src = row < n_rows                                                      \
+                                     ? (const BLK *)((const char *)w + (size_t)row * w_row_bytes)  \
+                                     : NULL;                                                       \
                 for (int b = 0; b < nsb; b++)                                                      \
                     PUT(&o[b], src ? &src[b] : NULL, r);                                           \
             }                                                                                      \
@@ -267,10 +325,10 @@ DEF_KX_UNPACK(gl_unpack_q5_K_x16_generic, block_q5_K, block_q5_Kx16, q5_Kx16_get
         }                                                                                          \
     }
 
-DEF_KX_MATMUL(gl_matmul_q4_K_x8_generic, block_q4_K, block_q4_Kx8, q4_Kx8_get,
-              gl_kdot_q4_K_generic, GL_X8_ROWS)
-DEF_KX_MATMUL(gl_matmul_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_get,
-              gl_kdot_q6_K_generic, GL_X8_ROWS)
+DEF_KX_MATMUL(gl_matmul_q4_K_x8_generic, block_q4_K, block_q4_Kx8, q4_Kx8_get, gl_kdot_q4_K_generic,
+              GL_X8_ROWS)
+DEF_KX_MATMUL(gl_matmul_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_get, gl_kdot_q6_K_generic,
+              GL_X8_ROWS)
 DEF_KX_MATMUL(gl_matmul_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_get,
               gl_kdot_q4_K_generic, GL_X16_ROWS)
 DEF_KX_MATMUL(gl_matmul_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_get,

@@ -12,6 +12,7 @@ typedef struct kx_xprep {
     float dx;
     int32_t b4[4];
     int32_t b6[8];
+    int32_t q6c[16]; /* -32 bsums[j]: a Q6_K sub-block's offset, as an accumulator's start */
 } kx_xprep;
 
 GL_ALWAYS_INLINE void kx_col_prep(const block_q8_K *xs, int kn, kx_xprep *xp)
@@ -23,6 +24,8 @@ GL_ALWAYS_INLINE void kx_col_prep(const block_q8_K *xs, int kn, kx_xprep *xp)
             s[j] = (int16_t)(xs[b].bsums[2 * j] + xs[b].bsums[2 * j + 1]);
         memcpy(xp[b].b4, s, sizeof s);
         memcpy(xp[b].b6, xs[b].bsums, sizeof xp[b].b6);
+        for (int j = 0; j < 16; j++)
+            xp[b].q6c[j] = -32 * xs[b].bsums[j];
     }
 }
 

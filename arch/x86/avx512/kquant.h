@@ -27,9 +27,8 @@ GL_ALWAYS_INLINE __m256i kx_byte32(int a, int hi)
 {
     const int v = hi ? (int)(0x00808080u | (unsigned)a << 24) : (int)(0x80808000u | (unsigned)a);
     const int step = hi ? 0x04000000 : 0x00000004;
-    return _mm256_add_epi8(_mm256_set1_epi32(v),
-                           _mm256_setr_epi32(0, step, 2 * step, 3 * step, 0, step, 2 * step,
-                                             3 * step));
+    return _mm256_add_epi8(_mm256_set1_epi32(v), _mm256_setr_epi32(0, step, 2 * step, 3 * step, 0,
+                                                                   step, 2 * step, 3 * step));
 }
 
 #define KX_C 4
@@ -104,8 +103,8 @@ GL_ALWAYS_INLINE __m256i kx_q6_u_vnni(const block_q6_Kx8 *blk, int h, int s, int
     const __m256i q =
         _mm256_loadu_si256((const __m256i *)(blk->ql + 32 * (16 * h + 8 * (s & 1) + k)));
     const __m256i qh = _mm256_loadu_si256((const __m256i *)(blk->qh + 32 * (8 * h + k)));
-    const __m256i lo = s < 2 ? _mm256_and_si256(q, m4)
-                             : _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    const __m256i lo =
+        s < 2 ? _mm256_and_si256(q, m4) : _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
     const __m256i hb = s == 0   ? _mm256_slli_epi16(qh, 4)
                        : s == 1 ? _mm256_slli_epi16(qh, 2)
                        : s == 2 ? qh
@@ -187,8 +186,8 @@ GL_ALWAYS_INLINE __m512i kx512_ctl(__m256i ctl)
 }
 
 GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t *const *xq,
-                                          const kx_xprep *const *xp, __m512i *isum,
-                                          __m512i *imin, const int nc)
+                                          const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                                          const int nc)
 {
     const __m512i m4 = _mm512_set1_epi8(0x0f), mf0 = _mm512_set1_epi8((char)0xf0),
                   m6 = _mm512_set1_epi8(0x3f), m30 = _mm512_set1_epi8(0x30);
@@ -203,8 +202,8 @@ GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t
                                             _mm512_and_si512(_mm512_srli_epi16(bv, 2), m30)) };
 #pragma GCC unroll 4
     for (int p = 0; p < 4; p++) {
-        const __m512i mp = _mm512_shuffle_epi8(
-            mn[p / 2], kx512_ctl(kx_pair16(2 * (p % 2), 2 * (p % 2) + 1)));
+        const __m512i mp =
+            _mm512_shuffle_epi8(mn[p / 2], kx512_ctl(kx_pair16(2 * (p % 2), 2 * (p % 2) + 1)));
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
             imin[c] = _mm512_dpwssd_epi32(imin[c], mp, _mm512_set1_epi32(xp[c]->b4[p]));
@@ -271,8 +270,8 @@ GL_ALWAYS_INLINE __m512i kx16_bit4(__m512i h, int bit)
 }
 
 GL_ALWAYS_INLINE void kx16_isums_q5K_vnni(const block_q5_Kx16 *blk, const int8_t *const *xq,
-                                          const kx_xprep *const *xp, __m512i *isum,
-                                          __m512i *imin, const int nc)
+                                          const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                                          const int nc)
 {
     const __m512i m4 = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10),
                   m6 = _mm512_set1_epi8(0x3f), m30 = _mm512_set1_epi8(0x30);
@@ -287,8 +286,8 @@ GL_ALWAYS_INLINE void kx16_isums_q5K_vnni(const block_q5_Kx16 *blk, const int8_t
                                             _mm512_and_si512(_mm512_srli_epi16(bv, 2), m30)) };
 #pragma GCC unroll 4
     for (int p = 0; p < 4; p++) {
-        const __m512i mp = _mm512_shuffle_epi8(
-            mn[p / 2], kx512_ctl(kx_pair16(2 * (p % 2), 2 * (p % 2) + 1)));
+        const __m512i mp =
+            _mm512_shuffle_epi8(mn[p / 2], kx512_ctl(kx_pair16(2 * (p % 2), 2 * (p % 2) + 1)));
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
             imin[c] = _mm512_dpwssd_epi32(imin[c], mp, _mm512_set1_epi32(xp[c]->b4[p]));
@@ -305,9 +304,8 @@ GL_ALWAYS_INLINE void kx16_isums_q5K_vnni(const block_q5_Kx16 *blk, const int8_t
             const __m512i h = _mm512_loadu_si512((const void *)(blk->qh + 64 * k));
             const __m512i lo = _mm512_or_si512(_mm512_and_si512(v, m4),
                                                _mm512_and_si512(kx16_bit4(h, 2 * i), m10));
-            const __m512i hi =
-                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4),
-                                _mm512_and_si512(kx16_bit4(h, 2 * i + 1), m10));
+            const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4),
+                                               _mm512_and_si512(kx16_bit4(h, 2 * i + 1), m10));
 #pragma GCC unroll 8
             for (int c = 0; c < nc; c++) {
                 al[c] = _mm512_dpbusd_epi32(al[c], lo,
@@ -348,80 +346,65 @@ GL_ALWAYS_INLINE void kx16_isums_q5K_vnni(const block_q5_Kx16 *blk, const int8_t
 static GL_DECL_MATMUL_FN(matmul_q5_K_x16_vnni);
 #include "arch/x86/avx2/kx8_tmpl.h"
 
-/* ---- Q6_Kx16: the Q6_Kx8 kernel over 16 rows, one zmm lane per row ---- */
-GL_ALWAYS_INLINE __m512i kx16_q6_u(const block_q6_Kx16 *blk, int h, int s, int k)
-{
-    const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
-    const __m512i q =
-        _mm512_loadu_si512((const void *)(blk->ql + 64 * (16 * h + 8 * (s & 1) + k)));
-    const __m512i qh = _mm512_loadu_si512((const void *)(blk->qh + 64 * (8 * h + k)));
-    const __m512i lo = s < 2 ? _mm512_and_si512(q, m4)
-                             : _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-    const __m512i hb = s == 0   ? _mm512_slli_epi16(qh, 4)
-                       : s == 1 ? _mm512_slli_epi16(qh, 2)
-                       : s == 2 ? qh
-                                : _mm512_srli_epi16(qh, 2);
-    return _mm512_or_si512(lo, _mm512_and_si512(hb, m30));
-}
-
+/* ---- Q6_Kx16 (layout: src/quant.h), one zmm lane per row ----
+ * A group (h, k) is three loads v0..v2: u_s = v_s & 0x3f for s < 3, u_3 from
+ * bits 6-7 of all three. Sub-block j = 8 h + 2 s + half is one dpbusd chain
+ * over k = 4 half .. 4 half + 3, started at -32 bsums[j] (the offset of
+ * u = q + 32, so no correction pass), times its sign-extended scale: all
+ * exact, the same integer isum as generic's. */
 GL_ALWAYS_INLINE void kx16_isums_q6K_vnni(const block_q6_Kx16 *blk, const int8_t *const *xq,
-                                          const kx_xprep *const *xp, __m512i *isum,
-                                          __m512i *imin, const int nc)
+                                          const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                                          const int nc)
 {
     (void)imin;
-    const __m512i s80 = _mm512_set1_epi32(0x80);
-    __m512i s4[4];
-#pragma GCC unroll 4
-    for (int u = 0; u < 4; u++)
-        s4[u] = _mm512_loadu_si512((const void *)(blk->scales + 64 * u));
-    __m512i corr[KX_C];
-#pragma GCC unroll 8
-    for (int c = 0; c < nc; c++)
-        corr[c] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; p++) {
-        const __m512i sp = _mm512_srai_epi16(
-            _mm512_shuffle_epi8(s4[p / 2],
-                                kx512_ctl(kx_pair16_hi(2 * (p % 2), 2 * (p % 2) + 1))),
-            8);
-#pragma GCC unroll 8
-        for (int c = 0; c < nc; c++)
-            corr[c] = _mm512_dpwssd_epi32(corr[c], sp, _mm512_set1_epi32(xp[c]->b6[p]));
-    }
+    const __m512i m6 = _mm512_set1_epi8(0x3f), m3 = _mm512_set1_epi8(0x03),
+                  mf = _mm512_set1_epi8(0x0f);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++)
-#pragma GCC unroll 4
-        for (int s = 0; s < 4; s++)
 #pragma GCC unroll 2
-            for (int half = 0; half < 2; half++) {
-                const int j = 8 * h + 2 * s + half;
-                /* the int8 scale zero-extended, then sign-extended as
-                 * (v ^ 0x80) - 0x80 (SIMDe lacks a 512-bit srai_epi32) */
-                const __m512i sc = _mm512_sub_epi32(
-                    _mm512_xor_si512(
-                        _mm512_shuffle_epi8(s4[j / 4], kx512_ctl(kx_byte32(j % 4, 0))), s80),
-                    s80);
-                __m512i acc[KX_C];
+        for (int half = 0; half < 2; half++) {
+            __m512i acc[KX_C][4];
 #pragma GCC unroll 8
-                for (int c = 0; c < nc; c++)
-                    acc[c] = _mm512_setzero_si512();
+            for (int c = 0; c < nc; c++)
 #pragma GCC unroll 4
-                for (int kk = 0; kk < 4; kk++) {
-                    const int k = 4 * half + kk;
-                    const __m512i u = kx16_q6_u(blk, h, s, k);
-#pragma GCC unroll 8
-                    for (int c = 0; c < nc; c++)
-                        acc[c] = _mm512_dpbusd_epi32(
-                            acc[c], u,
-                            _mm512_set1_epi32(x8_load32(xq[c] + 128 * h + 32 * s + 4 * k)));
-                }
+                for (int s = 0; s < 4; s++)
+                    acc[c][s] = _mm512_set1_epi32(xp[c]->q6c[8 * h + 2 * s + half]);
+#pragma GCC unroll 4
+            for (int kk = 0; kk < 4; kk++) {
+                const int k = 4 * half + kk;
+                const uint8_t *g = blk->q + 64 * 3 * (8 * h + k);
+                const __m512i v0 = _mm512_loadu_si512((const void *)g);
+                const __m512i v1 = _mm512_loadu_si512((const void *)(g + 64));
+                const __m512i v2 = _mm512_loadu_si512((const void *)(g + 128));
+                /* bits 6-7 of v0, v1, v2 to bits 0-1, 2-3, 4-5: the 16-bit
+                 * shifts bring in bits of the next byte above each field,
+                 * which the two bit-selects (0xe4: c ? a : b) and the last
+                 * mask drop */
+                const __m512i t = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v0, 6),
+                                                            _mm512_srli_epi16(v1, 4), m3, 0xe4);
+                const __m512i u[4] = {
+                    _mm512_and_si512(v0, m6), _mm512_and_si512(v1, m6), _mm512_and_si512(v2, m6),
+                    _mm512_and_si512(
+                        _mm512_ternarylogic_epi32(t, _mm512_srli_epi16(v2, 2), mf, 0xe4), m6)
+                };
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++)
-                    isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c], sc));
+#pragma GCC unroll 4
+                    for (int s = 0; s < 4; s++)
+                        acc[c][s] = _mm512_dpbusd_epi32(
+                            acc[c][s], u[s],
+                            _mm512_set1_epi32(x8_load32(xq[c] + 128 * h + 32 * s + 4 * k)));
             }
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++) {
+                const int j = 8 * h + 2 * s + half;
+                const __m512i sc = _mm512_cvtepi8_epi32(
+                    _mm_loadu_si128((const __m128i *)(blk->scales + GL_X16_ROWS * j)));
 #pragma GCC unroll 8
-    for (int c = 0; c < nc; c++)
-        isum[c] = _mm512_sub_epi32(isum[c], _mm512_slli_epi32(corr[c], 5));
+                for (int c = 0; c < nc; c++)
+                    isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c][s], sc));
+            }
+        }
 }
 
 #define KX_ROWS                         GL_X16_ROWS
