@@ -16,7 +16,7 @@
 #   bench/serve_load.sh MODEL.gguf [threads=2] [clients=8] [requests=32] [rounds=2]
 # Environment: GENLOOP (build/genloop), SERVE_LOAD (build/bench/serve_load),
 # PEER_SERVER (path to llama-server; the peer columns are left out without
-# it), RATE (0.5), CTX (context per sequence, 1024), PORT (18181),
+# it), RATE (0.5), CTX (context per sequence, 1024), PORT (18181: the first of the ports used),
 # PROMPT_WORDS (8:96), MAX_TOKENS (32:128), SEED (1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,24 +35,40 @@ cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; wait 2>/dev/null; rm -rf "
 trap cleanup EXIT
 
 load=(--clients "$C" --requests "$M" --seed "$SEED" --prompt-words "$PW" --max-tokens "$MT"
-      --port "$PORT" --wait-ready 300 --deadline 1800)
+      --deadline 1800)
 "$SL" "${load[@]}" --write-batch "$tmp/req.jsonl" --write-only
+# each server start takes the next port: a port the previous server just
+# closed can stay in TIME_WAIT, and not every server binds with SO_REUSEADDR
+port=$PORT
 
 field() { sed -n "s/.*\"$1\": \([0-9.e+-]*\).*/\1/p"; }
 
 start_genloop() {
-  "$G" serve -m "$MODEL" -t "$T" --max-batch "$C" -c "$CTX" --port "$PORT" \
-      --max-queue $((M + C)) >"$tmp/serve.log" 2>&1 &
+  port=$((port + 1)) log=$tmp/serve.log
+  "$G" serve -m "$MODEL" -t "$T" --max-batch "$C" -c "$CTX" --port "$port" \
+      --max-queue $((M + C)) >"$log" 2>&1 &
   srv=$!
 }
 start_peer() {
-  "$PEER_SERVER" -m "$MODEL" -t "$T" -tb "$T" -np "$C" -c $((CTX * C)) --port "$PORT" \
-      >"$tmp/peer.log" 2>&1 &
+  port=$((port + 1)) log=$tmp/peer.log
+  "$PEER_SERVER" -m "$MODEL" -t "$T" -tb "$T" -np "$C" -c $((CTX * C)) --port "$port" \
+      >"$log" 2>&1 &
   srv=$!
 }
 stop_server() { kill -TERM "$srv" 2>/dev/null || true; wait "$srv" 2>/dev/null || true; srv=; }
-# prints the RESULT line of one serve_load run (rate $1) against the running server
-run_load() { "$SL" "${load[@]}" --rate "$1" | sed -n 's/^RESULT //p'; }
+# waits until the server answers (GET /health = 200, then a 1-token request:
+# also a warm-up) while it lives (one that exits: its log, and stop); then
+# prints the RESULT line of one serve_load run at rate $1
+run_load() {
+  for _ in $(seq 600); do
+    kill -0 "$srv" 2>/dev/null || { echo "serve_load.sh: the server exited:" >&2; tail -5 "$log" >&2; exit 1; }
+    if "$SL" --port "$port" --wait-ready 0.5 --requests 1 --max-tokens 1:1 --prompt-words 1:1 \
+        >/dev/null 2>&1; then
+      break
+    fi
+  done
+  "$SL" "${load[@]}" --port "$port" --rate "$1" | sed -n 's/^RESULT //p'
+}
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "model $(basename "$MODEL"), cpu: ${cpu:-unknown}, $(nproc) CPUs, threads $T," \
