@@ -236,7 +236,7 @@ void gl_model_get_info(const gl_model *m, gl_model_info *info)
      * (unless the output matrix is the embedding table) */
     info->weight_bytes_per_token = info->weight_bytes;
     const gguf_tensor *emb = gguf_find_tensor(&m->gguf, "token_embd.weight");
-    if (emb && m->has_weights && m->output.data != m->tok_embd.data)
+    if (emb && m->has_weights && !m->output_tied)
         info->weight_bytes_per_token -= emb->nbytes - m->tok_embd.row_bytes;
     info->bos_id = gl_tokenizer_bos(m->tok);
     info->eos_id = gl_tokenizer_eos(m->tok);

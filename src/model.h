@@ -102,6 +102,8 @@ struct gl_model {
     gl_weight tok_embd; /* n_vocab rows of dim */
     const float *output_norm;
     gl_weight output; /* dim -> n_vocab (tied: tok_embd) */
+    bool output_tied; /* output is the embedding table: repacked on its own for the
+                         product, tok_embd's file rows stay for the row lookups */
     gl_layer *layers;
     const float *rope_freqs; /* (rope_dim / 2) per-frequency divisors (Llama 3.1
                               * rope_freqs.weight), or NULL */

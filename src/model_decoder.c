@@ -295,8 +295,10 @@ gl_status gl_bind_decoder(gl_model *m, gl_error *err)
         (st = bind_vector_opt(m, &m->rope_freqs, "rope_freqs.weight", c->rope_dim / 2, false,
                               err)))
         return st;
-    if (!m->output.data)
+    if (!m->output.data) {
         m->output = m->tok_embd; /* tied embeddings */
+        m->output_tied = true;
+    }
     for (int i = 0; m->rope_freqs && i < c->rope_dim / 2; i++)
         if (!(m->rope_freqs[i] > 0.0f && m->rope_freqs[i] < 1e6f))
             return gl_fail(err, GL_ERR_FORMAT, "rope_freqs.weight[%d] = %g is not a positive factor",

@@ -52,8 +52,10 @@ gl_status gl_bind_gpt2(gl_model *m, gl_error *err)
         (st = gl_bind_vector(m, &m->output_norm_b, "output_norm.bias", dim, err)) ||
         (st = gl_bind_weight(m, &m->output, "output.weight", dim, c->n_vocab, true, err)))
         return st;
-    if (!m->output.data)
+    if (!m->output.data) {
         m->output = m->tok_embd; /* tied embeddings, as GPT-2 trained them */
+        m->output_tied = true;
+    }
 
     m->gpt2_layers = calloc((size_t)c->n_layers, sizeof *m->gpt2_layers);
     if (!m->gpt2_layers)

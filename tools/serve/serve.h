@@ -24,7 +24,7 @@
 
 typedef struct serve_opts {
     const char *model, *host, *api_key, *alias, *backend;
-    int port, max_batch, n_ctx, threads, max_queue, max_conns, max_tokens;
+    int port, max_batch, max_batch_tokens, n_ctx, threads, max_queue, max_conns, max_tokens;
     double timeout_s;
     size_t max_body, max_header;
 } serve_opts;

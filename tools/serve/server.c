@@ -46,6 +46,7 @@ static const char usage[] =
     "usage: genloop serve [-m MODEL] [--host 127.0.0.1] [--port 8080] [--max-batch B] [-c CTX]\n"
     "                     [-t N] [--api-key KEY] [--max-queue N] [--timeout S] [--alias NAME]\n"
     "                     [--max-body BYTES] [--max-conns N] [--max-tokens N] [--backend NAME]\n"
+    "                     [--max-batch-tokens N]\n"
     "An OpenAI-compatible HTTP server: POST /v1/completions, /v1/chat/completions,\n"
     "/tokenize, /detokenize; GET /v1/models, /health, /metrics. Without -m it serves\n"
     "models/stories260K.gguf from the genloop source tree. --port 0 picks a free port.\n";
@@ -114,6 +115,8 @@ static int parse_opts(int argc, char **argv, serve_opts *o)
             ok = cli_int(a, v, 0, 65535, &iv), o->port = (int)iv;
         else if (!strcmp(a, "--max-batch"))
             ok = cli_int(a, v, 1, 4096, &iv), o->max_batch = (int)iv;
+        else if (!strcmp(a, "--max-batch-tokens"))
+            ok = cli_int(a, v, 1, 4095, &iv), o->max_batch_tokens = (int)iv;
         else if (!strcmp(a, "-c"))
             ok = cli_int(a, v, 1, 1 << 24, &iv), o->n_ctx = (int)iv;
         else if (!strcmp(a, "-t"))
@@ -163,6 +166,8 @@ static void *load_thread(void *arg)
                                                              : 4096;
     gl_engine_params ep = gl_engine_default_params();
     ep.max_seqs = s->o.max_batch;
+    if (s->o.max_batch_tokens) /* prompt tokens per step: smaller = shorter stalls of running streams */
+        ep.max_batch_tokens = s->o.max_batch_tokens;
     ep.n_ctx = s->n_ctx;
     ep.n_threads = s->o.threads;
     ep.prefix_reuse = true; /* chat turns resend the conversation so far */
