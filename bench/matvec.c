@@ -93,7 +93,8 @@ int main(int argc, char **argv)
     size_t mb = 1024;
     int threads = gl_physical_cores();
     const char *only = NULL, *tlist = NULL;
-    int rows_override = 0; /* --rows R: R rows (small: the "hot" column then times the kernel in L2) */
+    int rows_override =
+        0; /* --rows R: R rows (small: the "hot" column then times the kernel in L2) */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--mb") && i + 1 < argc)
             mb = strtoull(argv[++i], NULL, 10);
@@ -106,8 +107,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
             rows_override = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: matvec [--mb SIZE] [-t THREADS] [--backend NAME] [--type T,...|all] "
-                            "[--rows R]\n");
+            fprintf(stderr,
+                    "usage: matvec [--mb SIZE] [-t THREADS] [--backend NAME] [--type T,...|all] "
+                    "[--rows R]\n");
             return 2;
         }
     }
@@ -154,10 +156,12 @@ int main(int argc, char **argv)
                 return 1;
             for (int ty = 0; ty < 2 * MV_NTYPES; ty++)
                 for (int si = 0; si < 2; si++) {
-                    /* ty >= MV_NTYPES: the same matrices repacked, where the backend uses a layout */
+                    /* ty >= MV_NTYPES: the same matrices repacked, where the backend uses a layout
+                     */
                     const int tix = ty % MV_NTYPES, type = mv_types[tix].type;
                     const int n = shapes[si].n;
-                    const int rows = rows_override > 0 ? (rows_override + 15) / 16 * 16 : shapes[si].rows;
+                    const int rows =
+                        rows_override > 0 ? (rows_override + 15) / 16 * 16 : shapes[si].rows;
                     const int layout = ty >= MV_NTYPES ? k.repack[type].layout : 0;
                     if (!mv_wanted(tlist, tix) || !k.matmul[type] ||
                         (ty >= MV_NTYPES && !k.repack[type].use))

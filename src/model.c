@@ -98,9 +98,7 @@ gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, 
                        gguf_type_name(t->type), n_in, act_block);
     m->act_mask |= 1u << act;
     /* float rows are read as floats: a file may set general.alignment to 1 */
-    const size_t align = t->type == GGUF_T_F32                   ? 4
-                         : gguf_type_block_elems(t->type) > 1 ? 1
-                                                              : 2;
+    const size_t align = t->type == GGUF_T_F32 ? 4 : gguf_type_block_elems(t->type) > 1 ? 1 : 2;
     if (((uintptr_t)t->data & (align - 1)) != 0)
         return gl_fail(err, GL_ERR_FORMAT,
                        "tensor '%s' data is not aligned to its %zu-byte elements", name, align);

@@ -767,8 +767,8 @@ Test(serve, stalled_client_times_out)
  * fuzz_http found the overread). */
 Test(serve, json_truncated_literals)
 {
-    const char *cases[] = { "{\"a\":tru", "{\"a\":fals", "{\"a\":nul", "{\"a\":[t", "{\"a\":{\"b\":f",
-                            "{\"a\":n" };
+    const char *cases[] = { "{\"a\":tru", "{\"a\":fals",     "{\"a\":nul",
+                            "{\"a\":[t",  "{\"a\":{\"b\":f", "{\"a\":n" };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const size_t n = strlen(cases[i]);
         char *b = malloc(n);

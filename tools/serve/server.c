@@ -166,7 +166,8 @@ static void *load_thread(void *arg)
                                                              : 4096;
     gl_engine_params ep = gl_engine_default_params();
     ep.max_seqs = s->o.max_batch;
-    if (s->o.max_batch_tokens) /* prompt tokens per step: smaller = shorter stalls of running streams */
+    if (s->o.max_batch_tokens) /* prompt tokens per step: smaller = shorter stalls of running
+                                  streams */
         ep.max_batch_tokens = s->o.max_batch_tokens;
     ep.n_ctx = s->n_ctx;
     ep.n_threads = s->o.threads;
