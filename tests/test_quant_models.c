@@ -490,7 +490,12 @@ Test(quant_models, every_shared_file_listed)
  * teacher-forced logits there about 0.09 off, well inside the 7.5 % bound of
  * quant_models: this bound and that one disagree. Q6_K and Q4_K_M keep the
  * issue's 0.05; Q5_K_M is held to 0.15, just above the margins measured, so
- * a regression that moves its logits further still fails.) */
+ * a regression that moves its logits further still fails. Why ~1 % is the
+ * floor here: the reference's own build on an AVX-512 machine, run through
+ * its C API on the same token path, is 0.79-0.81 % (mean relative RMS) from
+ * these reference logits on Q5_K_M and 0.75 % on Q6_K, yet 0.000 % on F32:
+ * quantized activations amplify last-bit differences on this tiny model,
+ * and its margins at those two steps are 0.107 and 0.037.) */
 #define GREEDY_TIE 0.05
 #define GREEDY_TIE_Q5_K_M 0.15
 
