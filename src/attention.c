@@ -240,8 +240,7 @@ static void attn_worker(void *arg, int ith, int nth)
         }
         /* soft-capped scores (gemma2): cap * tanh(score / cap) */
         for (int h = 0; cap > 0.0f && h < nq; h++)
-            for (int j = 0; j < n; j++)
-                scores[h * ss + j] = cap * tanhf(scores[h * ss + j] / cap);
+            c->k->softcap(scores + h * ss, n, cap);
         /* softmax per head; an F16 cache's values meet the weights at F16
          * precision, as the queries meet its keys */
         for (int h = 0; h < nq; h++)

@@ -98,12 +98,6 @@ static void gelu_f16(const gl_kernels *k, float *x, int n)
     k->round_f16(x, n);
 }
 
-static void softcap(float *x, size_t n, float cap)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = cap * tanhf(x[i] / cap);
-}
-
 /* ---- the forward pass ---------------------------------------------------- */
 
 gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
@@ -149,8 +143,8 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
             const float *cs = c->rope_cs + (size_t)b * cfg->rope_dim;
             float *q = c->q + (size_t)b * q_dim;
             rope(q, cfg->n_heads, hd, cfg->rope_dim, cfg->rope_style, cs);
-            rope(c->kcur + (size_t)b * kv_dim, cfg->n_kv_heads, hd, cfg->rope_dim,
-                 cfg->rope_style, cs);
+            rope(c->kcur + (size_t)b * kv_dim, cfg->n_kv_heads, hd, cfg->rope_dim, cfg->rope_style,
+                 cs);
             for (int i = 0; cfg->q_prescale && i < q_dim; i++)
                 q[i] *= cfg->attn_scale;
             gl_kv_to_cache_format(c, c->k_chunk + b * c->kv_row_bytes, c->kcur + (size_t)b * kv_dim,
@@ -205,7 +199,9 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
         round_input(k, &m->output, c->xb, (size_t)batch->n_out * dim);
         gl_matmul3(c, c->xb, dim, batch->n_out, &m->output, batch->logits, NULL, NULL, NULL, NULL);
         if (cfg->final_softcap > 0.0f)
-            softcap(batch->logits, (size_t)batch->n_out * (size_t)cfg->n_vocab, cfg->final_softcap);
+            for (int i = 0; i < batch->n_out; i++)
+                k->softcap(batch->logits + (size_t)i * cfg->n_vocab, cfg->n_vocab,
+                           cfg->final_softcap);
     }
     return GL_OK;
 }

@@ -161,6 +161,12 @@ typedef GL_DECL_LAYERNORM_FN((*gl_layernorm_fn));
 #define GL_DECL_GELU_FN(name) void name(float *out, const float *x, int n)
 typedef GL_DECL_GELU_FN((*gl_gelu_fn));
 
+/* Soft-capping, in place: x[i] = cap * tanh(x[i] / cap), cap > 0 (Gemma 2's
+ * attention scores and final logits). Implementations may approximate tanh
+ * to within 16 ulp relative; NaN stays NaN, +-inf becomes +-cap. */
+#define GL_DECL_SOFTCAP_FN(name) void name(float *x, int n, float cap)
+typedef GL_DECL_SOFTCAP_FN((*gl_softcap_fn));
+
 /* Bias add, in place: y[i] += b[i] for i in [0, n). */
 #define GL_DECL_ADD_BIAS_FN(name) void name(float *y, const float *b, int n)
 typedef GL_DECL_ADD_BIAS_FN((*gl_add_bias_fn));
@@ -239,7 +245,7 @@ typedef struct gl_kernels {
     gl_quantize_fn quantize_q8_0;
     gl_matmul_fn matmul[GGUF_T_COUNT]; /* NULL: type not supported     */
     gl_dequant_fn dequant[GGUF_T_COUNT];
-    uint8_t act_type[GGUF_T_COUNT];          /* enum gl_act, per weight type */
+    uint8_t act_type[GGUF_T_COUNT];            /* enum gl_act, per weight type */
     gl_quantize_fn quantize_act[GL_ACT_COUNT]; /* NULL for GL_ACT_F32      */
     /* The repacked layouts' one definition (generic's, ISA-neutral): which
      * GGUF type, how many rows a group holds, and the byte shuffles to and
@@ -269,6 +275,7 @@ typedef struct gl_kernels {
     gl_layernorm_fn layernorm; /* gpt2 */
     gl_gelu_fn gelu;           /* gpt2 */
     gl_add_bias_fn add_bias;   /* gpt2 */
+    gl_softcap_fn softcap;     /* gemma2 */
     gl_attn_scores_fn attn_scores[GL_KV_TYPE_COUNT];
     gl_attn_accum_fn attn_accum[GL_KV_TYPE_COUNT];
     gl_softmax_fn softmax;

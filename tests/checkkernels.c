@@ -325,7 +325,8 @@ static gl_kernels gen;
 
 static size_t row_bytes(int type, int n)
 {
-    return (size_t)n / gguf_type_block_elems((uint32_t)type) * gguf_type_block_bytes((uint32_t)type);
+    return (size_t)n / gguf_type_block_elems((uint32_t)type) *
+           gguf_type_block_bytes((uint32_t)type);
 }
 
 static int is_quant(int type)
@@ -449,6 +450,7 @@ enum kind {
     K_LAYERNORM,
     K_GELU,
     K_ADD_BIAS,
+    K_SOFTCAP,
     K_SOFTMAX,
     K_ROUND_F16
 };
@@ -522,12 +524,12 @@ static const struct slot {
     { "layernorm", K_LAYERNORM, 0, 0 },
     { "gelu", K_GELU, 0, 0 },
     { "add_bias", K_ADD_BIAS, 0, 0 },
+    { "softcap", K_SOFTCAP, 0, 0 },
     { "softmax", K_SOFTMAX, 0, 0 },
     { "softmax_f16", K_SOFTMAX, 1, 0 },
     { "round_f16", K_ROUND_F16, 0, 0 },
 };
 enum { n_slots = sizeof slots / sizeof slots[0] };
-
 
 static const void *slot_fn(const gl_kernels *k, const struct slot *s)
 {
@@ -553,6 +555,7 @@ static const void *slot_fn(const gl_kernels *k, const struct slot *s)
     case K_LAYERNORM: return (const void *)k->layernorm;
     case K_GELU: return (const void *)k->gelu;
     case K_ADD_BIAS: return (const void *)k->add_bias;
+    case K_SOFTCAP: return (const void *)k->softcap;
     case K_SOFTMAX: return (const void *)k->softmax;
     case K_ROUND_F16: return (const void *)k->round_f16;
     default:
@@ -742,8 +745,8 @@ static void mm_make(mm_case *c, int type, int rows, int n, int nb)
     c->packed = 0;
     c->wrb = row_bytes(type, n) + (chance(25) ? (size_t)elem_align(type) * rint_in(1, 10) : 0);
     const int q = is_quant(type);
-    c->xs = (q ? act_row_bytes(type, n) : (size_t)n * 4) +
-            (chance(25) ? 4 * (size_t)rint_in(1, 9) : 0);
+    c->xs =
+        (q ? act_row_bytes(type, n) : (size_t)n * 4) + (chance(25) ? 4 * (size_t)rint_in(1, 9) : 0);
     c->ys = (size_t)rows + (chance(30) ? (size_t)rint_in(1, 5) : 0);
     unsigned char *w = galloc(&c->gw, c->wrb * (size_t)rows, rmis_for(type));
     unsigned char *x = galloc(&c->gx, c->xs * (size_t)nb, q ? rmis() : rmis4());
@@ -985,8 +988,8 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
                     exact += !memcmp(&yr[i], &yn[i], 4);
                     if (is_exact_type(type)) { /* specified to the bit */
                         if (memcmp(&yr[i], &yn[i], 4)) {
-                            failf("y[col %d][row %d] = %a, generic %a: not bit-equal", b, r,
-                                  yn[i], yr[i]);
+                            failf("y[col %d][row %d] = %a, generic %a: not bit-equal", b, r, yn[i],
+                                  yr[i]);
                             bad = 1;
                         }
                         continue;
@@ -1248,6 +1251,53 @@ static void check_gelu(const gl_kernels *ref, const gl_kernels *nw)
         }
         for (int j = 0; j < n; j++)
             if (!near(yr[j], yn[j], 16 * U * fabs(yr[j]) + 0x1p-120 * fabs(x[j]) + 0x1p-148)) {
+                failf("out[%d] = %.9g, generic %.9g (x %.9g)", j, yn[j], yr[j], x[j]);
+                break;
+            }
+        gcheck(&gn, "out");
+        gfree(&gx);
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
+/* ---- softcap: cap * tanh(x / cap), in place ------------------------------------
+ * The kernel's tanh is allowed 16 ulp relative (kernels.h):
+ *     |new - ref| <= 16 u |ref| + 2^-148
+ * Inputs: logit- and score-like values, values right at the kernel's switch
+ * between series and exponential (|x / cap| = 0.5), tiny and subnormal
+ * values (the series must keep them), +-inf (-> +-cap), NaN, +-0. */
+static void check_softcap(const gl_kernels *ref, const gl_kernels *nw)
+{
+    for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
+        reseed(750, (uint32_t)ci);
+        const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
+        const float caps[] = { 30.0f, 50.0f, 1.0f, 0.5f + (float)runif() * 100.0f };
+        const float cap = caps[ci % 4];
+        snprintf(cur_case, sizeof cur_case, "n=%d cap=%.9g", n, cap);
+        gbuf gx, gr, gn;
+        float *x = galloc(&gx, (size_t)n * 4, rmis4());
+        float *yr = galloc(&gr, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
+        for (int j = 0; j < n; j++) {
+            const int m = rint_in(0, 99);
+            x[j] = m < 50   ? rnorm() * cap
+                   : m < 60 ? rnorm() * 10.0f * cap
+                   : m < 70 ? cap * (0.5f + (float)(runif() - 0.5) * 1e-3f) * (chance(50) ? 1 : -1)
+                   : m < 75 ? rnorm() * 1e-3f * cap
+                   : m < 80 ? rnorm() * 1e-39f
+                   : m < 83 ? (chance(50) ? 1e30f : -1e30f)
+                   : m < 85 ? (chance(50) ? INFINITY : -INFINITY)
+                   : m < 86 ? NAN
+                   : m < 88 ? (chance(50) ? 0.0f : -0.0f)
+                            : (float)(runif() * 40.0 - 20.0) * cap;
+        }
+        memcpy(yr, x, (size_t)n * 4);
+        memcpy(yn, x, (size_t)n * 4);
+        ref->softcap(yr, n, cap);
+        nw->softcap(yn, n, cap);
+        for (int j = 0; j < n; j++)
+            if (!near(yr[j], yn[j], 16 * U * fabs(yr[j]) + 0x1p-148) ||
+                (!isnan(yr[j]) && signbit(yr[j]) != signbit(yn[j]))) {
                 failf("out[%d] = %.9g, generic %.9g (x %.9g)", j, yn[j], yr[j], x[j]);
                 break;
             }
@@ -1809,6 +1859,7 @@ static void bench_call(const bench_ctx *b)
     case K_LAYERNORM: b->k->layernorm(b->y, b->x, b->aux, b->aux, b->n, 1e-5f); break;
     case K_GELU: b->k->gelu(b->y, b->x, b->n); break;
     case K_ADD_BIAS: b->k->add_bias(b->y, b->aux, b->n); break;
+    case K_SOFTCAP: b->k->softcap(b->y, b->n, 30.0f); break;
     case K_SOFTMAX: b->k->softmax(b->y, b->n, s->type); break;
     case K_ROUND_F16: b->k->round_f16(b->y, b->n); break;
     }
@@ -2054,6 +2105,7 @@ int main(int argc, char **argv)
             case K_LAYERNORM: check_layernorm(&gen, k); break;
             case K_GELU: check_gelu(&gen, k); break;
             case K_ADD_BIAS: check_add_bias(&gen, k); break;
+            case K_SOFTCAP: check_softcap(&gen, k); break;
             case K_SOFTMAX: check_softmax(&gen, k, s->type); break;
             case K_ROUND_F16: check_round_f16(&gen, k); break;
             }

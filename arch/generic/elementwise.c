@@ -13,6 +13,12 @@ GL_DECL_RMSNORM_FN(gl_rmsnorm_generic)
         out[j] = x[j] * scale * w[j];
 }
 
+GL_DECL_SOFTCAP_FN(gl_softcap_generic)
+{
+    for (int j = 0; j < n; j++)
+        x[j] = cap * tanhf(x[j] / cap);
+}
+
 GL_DECL_SWIGLU_FN(gl_swiglu_generic)
 {
     for (int j = 0; j < n; j++) {

@@ -74,6 +74,7 @@ GL_DECL_RMSNORM_FN(gl_rmsnorm_generic);
 GL_DECL_SWIGLU_FN(gl_swiglu_generic);
 GL_DECL_LAYERNORM_FN(gl_layernorm_generic);
 GL_DECL_GELU_FN(gl_gelu_generic);
+GL_DECL_SOFTCAP_FN(gl_softcap_generic);
 GL_DECL_ADD_BIAS_FN(gl_add_bias_generic);
 
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_generic);

@@ -96,6 +96,7 @@ void gl_kernels_init_generic(gl_kernels *k)
     k->swiglu = gl_swiglu_generic;
     k->layernorm = gl_layernorm_generic;
     k->gelu = gl_gelu_generic;
+    k->softcap = gl_softcap_generic;
     k->add_bias = gl_add_bias_generic;
     k->attn_scores[GL_KV_F32] = gl_attn_scores_f32_generic;
     k->attn_scores[GL_KV_F16] = gl_attn_scores_f16_generic;

@@ -238,6 +238,26 @@ GL_DECL_GELU_FN(gl_gelu_neon)
     }
 }
 
+/* cap * tanh(x / cap) with util.h's vector tanh; the division as generic's */
+GL_ALWAYS_INLINE float32x4_t softcap4(float32x4_t v, float32x4_t cap)
+{
+    return vmulq_f32(cap, gl_tanh4_f32(vdivq_f32(v, cap)));
+}
+
+GL_DECL_SOFTCAP_FN(gl_softcap_neon)
+{
+    const float32x4_t vc = vdupq_n_f32(cap);
+    int j = 0;
+    for (; j + 4 <= n; j += 4)
+        vst1q_f32(x + j, softcap4(vld1q_f32(x + j), vc));
+    if (j < n) {
+        float t[4] = { 0 };
+        memcpy(t, x + j, (size_t)(n - j) * 4);
+        vst1q_f32(t, softcap4(vld1q_f32(t), vc));
+        memcpy(x + j, t, (size_t)(n - j) * 4);
+    }
+}
+
 /* y += b, element by element: bit-identical to generic. */
 GL_DECL_ADD_BIAS_FN(gl_add_bias_neon)
 {

@@ -24,6 +24,8 @@ GL_DECL_MATMUL_FN(gl_matmul_f16_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_bf16_avx2);
 GL_DECL_RMSNORM_FN(gl_rmsnorm_avx2);
 GL_DECL_SWIGLU_FN(gl_swiglu_avx2);
+GL_DECL_GELU_FN(gl_gelu_avx2);
+GL_DECL_SOFTCAP_FN(gl_softcap_avx2);
 GL_DECL_SOFTMAX_FN(gl_softmax_avx2);
 GL_DECL_ROUND_F16_FN(gl_round_f16_avx2);
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_avx2);

@@ -145,3 +145,43 @@ GL_DECL_SWIGLU_FN(gl_swiglu_avx2)
             out + j, mk, swiglu8(_mm256_maskload_ps(gate + j, mk), _mm256_maskload_ps(up + j, mk)));
     }
 }
+
+/* generic's x / (1 + e^(-2 sqrt(2/pi) (x + 0.044715 x^3))) with the same
+ * operation order; only e^x is the vector approximation of util.h. */
+GL_ALWAYS_INLINE __m256 gelu8(__m256 v)
+{
+    const __m256 c = _mm256_set1_ps(0.044715f);
+    const __m256 nk2 = _mm256_set1_ps(-(2.0f * 0.7978845608028654f));
+    const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(c, v), v), v);
+    const __m256 e = gl_exp8_ps(_mm256_mul_ps(nk2, _mm256_add_ps(v, cube)));
+    return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+GL_DECL_GELU_FN(gl_gelu_avx2)
+{
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(out + j, gelu8(_mm256_loadu_ps(x + j)));
+    if (j < n) {
+        const __m256i mk = gl_tail_mask8(n - j);
+        _mm256_maskstore_ps(out + j, mk, gelu8(_mm256_maskload_ps(x + j, mk)));
+    }
+}
+
+/* cap * tanh(x / cap) with util.h's vector tanh; the division as generic's */
+GL_ALWAYS_INLINE __m256 softcap8(__m256 v, __m256 cap)
+{
+    return _mm256_mul_ps(cap, gl_tanh8_ps(_mm256_div_ps(v, cap)));
+}
+
+GL_DECL_SOFTCAP_FN(gl_softcap_avx2)
+{
+    const __m256 vc = _mm256_set1_ps(cap);
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(x + j, softcap8(_mm256_loadu_ps(x + j), vc));
+    if (j < n) {
+        const __m256i mk = gl_tail_mask8(n - j);
+        _mm256_maskstore_ps(x + j, mk, softcap8(_mm256_maskload_ps(x + j, mk), vc));
+    }
+}

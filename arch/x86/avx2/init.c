@@ -21,6 +21,8 @@ void gl_kernels_init_avx2(gl_kernels *k)
     k->matmul[GGUF_T_BF16] = gl_matmul_bf16_avx2;
     k->rmsnorm = gl_rmsnorm_avx2;
     k->swiglu = gl_swiglu_avx2;
+    k->gelu = gl_gelu_avx2;
+    k->softcap = gl_softcap_avx2;
     k->softmax = gl_softmax_avx2;
     k->round_f16 = gl_round_f16_avx2;
     k->attn_scores[GL_KV_F32] = gl_attn_scores_f32_avx2;
