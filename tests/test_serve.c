@@ -402,7 +402,9 @@ Test(serve, endpoints)
 
 /* Sixteen requests at once, on separate connections, more than the batch
  * holds (the rest queue), each byte-identical to `genloop run` alone with the
- * same seed; then the same again streamed. */
+ * same seed; then the same again streamed. Twice: with the default prompt
+ * budget per step, and with --max-batch-tokens 3, where every prompt is read
+ * in pieces between other sequences' decode steps. */
 Test(serve, concurrent_match_run)
 {
     enum { N = 16 };
@@ -425,47 +427,54 @@ Test(serve, concurrent_match_run)
     char *want[N];
     for (int i = 0; i < N; i++)
         want[i] = run_text(prompts[i], ns[i], seeds[i], temps[i]);
-    server s = start_server((const char *const[]){ "--max-batch", "8", NULL });
-    for (int stream = 0; stream < 2; stream++) {
-        int fds[N];
-        for (int i = 0; i < N; i++) {
-            fds[i] = connect_to(s.port);
-            cr_assert_geq(fds[i], 0);
-            char *b = completion_body(prompts[i], ns[i], seeds[i], temps[i], stream);
-            char head[256];
-            int hl = snprintf(head, sizeof head,
-                              "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: "
-                              "%zu\r\n\r\n",
-                              strlen(b));
-            send_all(fds[i], head, (size_t)hl);
-            send_all(fds[i], b, strlen(b));
-            free(b);
-        }
-        for (int i = 0; i < N; i++) {
-            response r;
-            cr_assert(read_response(fds[i], &r), "request %d got no response", i);
-            close(fds[i]);
-            cr_assert_eq(r.status, 200, "%s", r.body);
-            char *got;
-            if (stream) {
-                char fin[16] = "";
-                got = sse_text(r.body, fin, sizeof fin);
-                cr_assert(!strcmp(fin, "length") || !strcmp(fin, "stop"));
-            } else {
-                json_object ch;
-                first_choice(r.body, &ch);
-                got = strdup(json_get(&ch, "text")->str);
-                json_object_free(&ch);
+    const char *const *configs[] = {
+        (const char *const[]){ "--max-batch", "8", NULL },
+        (const char *const[]){ "--max-batch", "8", "--max-batch-tokens", "3", NULL },
+    };
+    for (int cfg = 0; cfg < 2; cfg++) {
+        server s = start_server(configs[cfg]);
+        for (int stream = 0; stream < 2; stream++) {
+            int fds[N];
+            for (int i = 0; i < N; i++) {
+                fds[i] = connect_to(s.port);
+                cr_assert_geq(fds[i], 0);
+                char *b = completion_body(prompts[i], ns[i], seeds[i], temps[i], stream);
+                char head[256];
+                int hl = snprintf(head, sizeof head,
+                                  "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                                  "%zu\r\n\r\n",
+                                  strlen(b));
+                send_all(fds[i], head, (size_t)hl);
+                send_all(fds[i], b, strlen(b));
+                free(b);
             }
-            cr_assert_str_eq(got, want[i], "request %d (stream %d) differs from genloop run", i,
-                             stream);
-            free(got);
-            response_free(&r);
+            for (int i = 0; i < N; i++) {
+                response r;
+                cr_assert(read_response(fds[i], &r), "request %d got no response", i);
+                close(fds[i]);
+                cr_assert_eq(r.status, 200, "%s", r.body);
+                char *got;
+                if (stream) {
+                    char fin[16] = "";
+                    got = sse_text(r.body, fin, sizeof fin);
+                    cr_assert(!strcmp(fin, "length") || !strcmp(fin, "stop"));
+                } else {
+                    json_object ch;
+                    first_choice(r.body, &ch);
+                    got = strdup(json_get(&ch, "text")->str);
+                    json_object_free(&ch);
+                }
+                cr_assert_str_eq(got, want[i],
+                                 "request %d (stream %d, config %d) differs from genloop run", i,
+                                 stream, cfg);
+                free(got);
+                response_free(&r);
+            }
         }
+        cr_assert_eq(stop_server(&s), 0);
     }
     for (int i = 0; i < N; i++)
         free(want[i]);
-    cr_assert_eq(stop_server(&s), 0);
 }
 
 /* Keep-alive: several requests on one connection, chat streaming among them. */
