@@ -185,18 +185,20 @@ GL_ALWAYS_INLINE __m512i kx512_ctl(__m256i ctl)
     return _mm512_broadcast_i32x4(_mm256_castsi256_si128(ctl));
 }
 
-GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t *const *xq,
-                                          const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
-                                          const int nc)
+/* Q4_K / Q5_K x16, shared: the 16 rows' packed 6-bit sub-block scales and
+ * mins (src/quant.h) unpacked to bytes, the scales to sc[], the mins
+ * multiplied by the activation's sub-block sums into imin[c] (exact). */
+GL_ALWAYS_INLINE void kx16_scales_mins(const uint8_t *scales, const kx_xprep *const *xp,
+                                       __m512i sc[2], __m512i *imin, const int nc)
 {
-    const __m512i m4 = _mm512_set1_epi8(0x0f), mf0 = _mm512_set1_epi8((char)0xf0),
-                  m6 = _mm512_set1_epi8(0x3f), m30 = _mm512_set1_epi8(0x30);
-    const __m512i a = _mm512_loadu_si512((const void *)blk->scales);
-    const __m512i bv = _mm512_loadu_si512((const void *)(blk->scales + 64));
-    const __m512i cv = _mm512_loadu_si512((const void *)(blk->scales + 128));
-    const __m512i sc[2] = { _mm512_and_si512(a, m6),
-                            _mm512_or_si512(_mm512_and_si512(cv, m4),
-                                            _mm512_and_si512(_mm512_srli_epi16(a, 2), m30)) };
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m6 = _mm512_set1_epi8(0x3f),
+                  m30 = _mm512_set1_epi8(0x30);
+    const __m512i a = _mm512_loadu_si512((const void *)scales);
+    const __m512i bv = _mm512_loadu_si512((const void *)(scales + 64));
+    const __m512i cv = _mm512_loadu_si512((const void *)(scales + 128));
+    sc[0] = _mm512_and_si512(a, m6);
+    sc[1] =
+        _mm512_or_si512(_mm512_and_si512(cv, m4), _mm512_and_si512(_mm512_srli_epi16(a, 2), m30));
     const __m512i mn[2] = { _mm512_and_si512(bv, m6),
                             _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(cv, 4), m4),
                                             _mm512_and_si512(_mm512_srli_epi16(bv, 2), m30)) };
@@ -208,6 +210,15 @@ GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t
         for (int c = 0; c < nc; c++)
             imin[c] = _mm512_dpwssd_epi32(imin[c], mp, _mm512_set1_epi32(xp[c]->b4[p]));
     }
+}
+
+GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t *const *xq,
+                                          const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                                          const int nc)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), mf0 = _mm512_set1_epi8((char)0xf0);
+    __m512i sc[2];
+    kx16_scales_mins(blk->scales, xp, sc, imin, nc);
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++) {
         __m512i al[KX_C], ah[KX_C];
@@ -273,25 +284,9 @@ GL_ALWAYS_INLINE void kx16_isums_q5K_vnni(const block_q5_Kx16 *blk, const int8_t
                                           const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
                                           const int nc)
 {
-    const __m512i m4 = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10),
-                  m6 = _mm512_set1_epi8(0x3f), m30 = _mm512_set1_epi8(0x30);
-    const __m512i a = _mm512_loadu_si512((const void *)blk->scales);
-    const __m512i bv = _mm512_loadu_si512((const void *)(blk->scales + 64));
-    const __m512i cv = _mm512_loadu_si512((const void *)(blk->scales + 128));
-    const __m512i sc[2] = { _mm512_and_si512(a, m6),
-                            _mm512_or_si512(_mm512_and_si512(cv, m4),
-                                            _mm512_and_si512(_mm512_srli_epi16(a, 2), m30)) };
-    const __m512i mn[2] = { _mm512_and_si512(bv, m6),
-                            _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(cv, 4), m4),
-                                            _mm512_and_si512(_mm512_srli_epi16(bv, 2), m30)) };
-#pragma GCC unroll 4
-    for (int p = 0; p < 4; p++) {
-        const __m512i mp =
-            _mm512_shuffle_epi8(mn[p / 2], kx512_ctl(kx_pair16(2 * (p % 2), 2 * (p % 2) + 1)));
-#pragma GCC unroll 8
-        for (int c = 0; c < nc; c++)
-            imin[c] = _mm512_dpwssd_epi32(imin[c], mp, _mm512_set1_epi32(xp[c]->b4[p]));
-    }
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
+    __m512i sc[2];
+    kx16_scales_mins(blk->scales, xp, sc, imin, nc);
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++) {
         __m512i al[KX_C], ah[KX_C];
