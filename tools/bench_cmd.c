@@ -5,14 +5,18 @@
  * -p, -n, -t and --batch take comma-separated lists and -m repeats: every
  * combination is one configuration, measured after an uncounted warm-up
  * pass, -r times (mean and standard deviation over the repetitions). The
- * bandwidth probe runs once per sweep, with the largest thread count, after
- * the measurements. --batch B decodes B sequences together (one token each
+ * bandwidth probe runs with the largest thread count before and after the
+ * measurements, and the better of the two is the roofline: a neighbour on a
+ * shared machine that steals bandwidth during one probe would otherwise
+ * lower the roofline and flatter the ratio. --batch B decodes B sequences together (one token each
  * per step, every weight read once per step), so its tok/s are aggregate. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -50,6 +54,30 @@ static double bench_memory_bandwidth(int n_threads, size_t bytes, int reps)
     }
     gl_threadpool_free(pool);
     free(buf);
+    return bw;
+}
+
+/* The same probe in a child process, so its buffer never counts in this
+ * process's peak RSS (the before-the-runs probe); 0 if it cannot run. */
+static double bench_memory_bandwidth_child(int n_threads, size_t bytes, int reps)
+{
+    int fd[2];
+    if (pipe(fd))
+        return 0;
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        const double bw = bench_memory_bandwidth(n_threads, bytes, reps);
+        _exit(write(fd[1], &bw, sizeof bw) == (ssize_t)sizeof bw ? 0 : 1);
+    }
+    close(fd[1]);
+    double bw = 0;
+    if (pid < 0 || read(fd[0], &bw, sizeof bw) != (ssize_t)sizeof bw)
+        bw = 0;
+    close(fd[0]);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
     return bw;
 }
 
@@ -408,7 +436,8 @@ static void print_rows(const bench_row *rows, int n, int fmt, int bw_threads)
                r->backend, r->threads, r->batch, r->n_prompt, r->n_gen, r->pre_mean, r->pre_std,
                r->dec_mean, r->dec_std, r->p50, r->p99, r->roof_pct);
     }
-    printf("\nmemory read bandwidth %.2f GB/s (one probe for the sweep, %d threads); roofline %% "
+    printf("\nmemory read bandwidth %.2f GB/s (the better of probes before and after the sweep, %d "
+           "threads); roofline %% "
            "= decode tok/s / (batch x bandwidth / weight bytes per token)\n",
            rows[0].bw, bw_threads);
 }
@@ -595,6 +624,9 @@ int cmd_bench(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     int n_rows = 0, rc = 0, max_threads = 1;
+    for (int ti = 0; ti < lt.n; ti++)
+        max_threads = (int)lt.v[ti] > max_threads ? (int)lt.v[ti] : max_threads;
+    const double bw_before = bench_memory_bandwidth_child(max_threads, (size_t)bw_mib << 20, 3);
     for (int mi = 0; mi < n_models && !rc; mi++) {
         const double t_load = now_s();
         gl_model *m = NULL;
@@ -630,7 +662,6 @@ int cmd_bench(int argc, char **argv)
                             cli_error("%s", err.msg);
                             rc = EXIT_RUNTIME;
                         }
-                        max_threads = r->threads > max_threads ? r->threads : max_threads;
                         n_rows++;
                         if (fmt != OUT_LEGACY && fmt != OUT_JSONL && !rc && n_cfg > 1)
                             fprintf(stderr, "genloop: bench %d/%d done\n", n_rows, n_cfg);
@@ -639,7 +670,11 @@ int cmd_bench(int argc, char **argv)
         gl_model_free(m);
     }
     if (!rc) {
-        const double bw = bench_memory_bandwidth(max_threads, (size_t)bw_mib << 20, 3);
+        const double bw_after = bench_memory_bandwidth(max_threads, (size_t)bw_mib << 20, 3);
+        const double bw = bw_before > bw_after ? bw_before : bw_after;
+        fprintf(stderr,
+                "genloop: bench: memory read bandwidth %.2f GB/s before the runs, %.2f after\n",
+                bw_before, bw_after);
         for (int i = 0; i < n_rows; i++) {
             bench_row *r = &rows[i];
             r->bw = bw;
