@@ -207,14 +207,7 @@ static void q5_Kx16_get(block_q5_K *ob, const block_q5_Kx16 *in, int k)
 
 DEF_Q6K_PUTGET(q6_Kx8_put, q6_Kx8_get, block_q6_Kx8, GL_X8_ROWS)
 
-/* element e of a plain Q6_K super-block as u = q + 32 in [0, 63], and back */
-static int q6_K_get_u(const block_q6_K *b, int e)
-{
-    const int h = e / 128, s = e % 128 / 32, l = e % 32;
-    const int lo = (b->ql[64 * h + 32 * (s & 1) + l] >> (4 * (s >> 1))) & 15;
-    return lo | ((b->qh[32 * h + l] >> (2 * s)) & 3) << 4;
-}
-
+/* element e of a plain Q6_K super-block set from u = q + 32 in [0, 63] */
 static void q6_K_put_u(block_q6_K *b, int e, int u)
 {
     const int h = e / 128, s = e % 128 / 32, l = e % 32;
@@ -230,21 +223,34 @@ static size_t q6_Kx16_at(int r, int e, int t)
     return (size_t)64 * (3 * (8 * h + k) + (s < 3 ? s : t)) + 4 * (size_t)r + (size_t)i;
 }
 
+/* Row r's super-block into a Q6_Kx16 block (src/quant.h): per half h, the
+ * four 32-value runs u[s] of the plain block, then each byte of the row's
+ * share written once and whole, 4 at a time; the loops over l are plain
+ * byte arithmetic the compiler vectorizes, so a model's Q6_K matrices
+ * repack at close to memory speed. sb NULL: a padding row of zeros. */
 static void q6_Kx16_put(block_q6_Kx16 *o, const block_q6_K *sb, int r)
 {
     o->d[r] = sb ? sb->d : 0;
     for (int j = 0; j < QK_K / 16; j++)
         o->scales[GL_X16_ROWS * j + r] = sb ? sb->scales[j] : 0;
-    for (int e = 0; e < QK_K; e++) {
-        const int u = sb ? q6_K_get_u(sb, e) : 0;
-        if (e % 128 / 32 < 3) {
-            uint8_t *p = &o->q[q6_Kx16_at(r, e, 0)];
-            *p = (uint8_t)((*p & 0xc0) | u);
-        } else {
-            for (int t = 0; t < 3; t++) {
-                uint8_t *p = &o->q[q6_Kx16_at(r, e, t)];
-                *p = (uint8_t)((*p & 0x3f) | ((u >> (2 * t)) & 3) << 6);
+    for (int h = 0; h < 2; h++) {
+        uint8_t u[4][32];
+        if (sb)
+            for (int s4 = 0; s4 < 4; s4++) {
+                const uint8_t *ql = sb->ql + 64 * h + 32 * (s4 & 1), *qh = sb->qh + 32 * h;
+                const int lo_shift = 4 * (s4 >> 1), hi_shift = 2 * s4;
+                for (int l = 0; l < 32; l++)
+                    u[s4][l] =
+                        (uint8_t)(((ql[l] >> lo_shift) & 15) | ((qh[l] >> hi_shift) & 3) << 4);
             }
+        else
+            memset(u, 0, sizeof u);
+        for (int t = 0; t < 3; t++) {
+            uint8_t b[32];
+            for (int l = 0; l < 32; l++)
+                b[l] = (uint8_t)(u[t][l] | ((u[3][l] >> (2 * t)) & 3) << 6);
+            for (int k = 0; k < 8; k++)
+                memcpy(o->q + 64 * (3 * (8 * h + k) + t) + 4 * r, b + 4 * k, 4);
         }
     }
 }
