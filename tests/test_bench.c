@@ -361,6 +361,20 @@ Test(bench_sweep, json_and_jsonl)
     cr_expect(strstr(r.out, "\"cpu\": \"") && strstr(r.out, "\"model_type\": \"F32\""));
 }
 
+/* The bandwidth probes run before and after the measurements; the one before
+ * runs in a child, so its buffer (512 MiB here) never counts in the peak RSS
+ * reported for a 1 MB model. */
+Test(bench_sweep, probe_outside_peak_rss)
+{
+    RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "4", "-t", "1", "-r", "1", "--bw-mib",
+        "512", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "before the runs") && strstr(r.err, "after"), "%s", r.err);
+    const double rss = jnum_k(r.out, 1, "peak_rss_bytes");
+    cr_expect(rss > 0 && rss < 400.0 * 1048576, "peak RSS %.0f bytes includes the probe", rss);
+    cr_expect(jnum_k(r.out, 1, "bandwidth_gbs") > 0);
+}
+
 Test(bench_sweep, bad_lists_refused)
 {
     const char *const a1[] = { "bench", "-m", "x.gguf", "-p", "8,,16", NULL };
