@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "bwprobe.h"
 #include "genloop.h"
@@ -83,7 +84,7 @@ static int mv_wanted(const char *list, int ti)
         return 1;
     const size_t len = strlen(mv_types[ti].name);
     for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-        if (!strncmp(p, mv_types[ti].name, len) && (p[len] == ',' || p[len] == 0))
+        if (!strncasecmp(p, mv_types[ti].name, len) && (p[len] == ',' || p[len] == 0))
             return 1;
     return 0;
 }

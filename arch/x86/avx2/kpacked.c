@@ -14,7 +14,7 @@
  * (an int16 pair per lane) widens to int32. Exact. */
 GL_ALWAYS_INLINE void kx_isums_q4K_avx2(const block_q4_Kx8 *blk, const int8_t *const *xq,
                                         const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
-                                        const int nc)
+                                        const int nc, const kx_pf *pf)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f), m6 = _mm256_set1_epi8(0x3f),
                   m30 = _mm256_set1_epi8(0x30);
@@ -32,8 +32,8 @@ GL_ALWAYS_INLINE void kx_isums_q4K_avx2(const block_q4_Kx8 *blk, const int8_t *c
         const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
-            imin[c] = _mm256_add_epi32(imin[c],
-                                       _mm256_madd_epi16(mp, _mm256_set1_epi32(xp[c]->b4[p])));
+            imin[c] =
+                _mm256_add_epi32(imin[c], _mm256_madd_epi16(mp, _mm256_set1_epi32(xp[c]->b4[p])));
     }
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++) {
@@ -46,6 +46,8 @@ GL_ALWAYS_INLINE void kx_isums_q4K_avx2(const block_q4_Kx8 *blk, const int8_t *c
             pl[c] = ph[c] = _mm256_setzero_si256();
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
+            if (pf)
+                kx_pf_part(pf, 8 * i + k, 32, sizeof *blk);
             const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (8 * i + k)));
             const __m256i lo = _mm256_and_si256(v, m4);
             const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
@@ -64,10 +66,13 @@ GL_ALWAYS_INLINE void kx_isums_q4K_avx2(const block_q4_Kx8 *blk, const int8_t *c
     }
 }
 
-#define KX_NAME    gl_matmul_q4_K_x8_avx2
-#define KX_WBLK    block_q4_Kx8
-#define KX_ISUMS   kx_isums_q4K_avx2
-#define KX_HAS_MIN 1
+#define KX_NAME gl_matmul_q4_K_x8_avx2
+#define KX_WBLK block_q4_Kx8
+/* the tile path, and decode with the stream's prefetches spread over the
+ * block's loads (kx8_tmpl.h) */
+#define KX_ISUMS(b, q, p, s, m, n)    kx_isums_q4K_avx2(b, q, p, s, m, n, NULL)
+#define KX_ISUMS_PF(b, q, p, s, m, f) kx_isums_q4K_avx2(b, &(q), &(p), s, m, 1, f)
+#define KX_HAS_MIN                    1
 #include "arch/x86/avx2/kx8_tmpl.h"
 
 /* Q6_Kx8. Stored quants u = q + 32 in [0, 63] (unsigned operand), so
@@ -83,8 +88,8 @@ GL_ALWAYS_INLINE __m256i kx_q6_u(const block_q6_Kx8 *blk, int h, int s, int k)
     const __m256i q =
         _mm256_loadu_si256((const __m256i *)(blk->ql + 32 * (16 * h + 8 * (s & 1) + k)));
     const __m256i qh = _mm256_loadu_si256((const __m256i *)(blk->qh + 32 * (8 * h + k)));
-    const __m256i lo = s < 2 ? _mm256_and_si256(q, m4)
-                             : _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    const __m256i lo =
+        s < 2 ? _mm256_and_si256(q, m4) : _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
     const __m256i hb = s == 0   ? _mm256_slli_epi16(qh, 4)
                        : s == 1 ? _mm256_slli_epi16(qh, 2)
                        : s == 2 ? qh
@@ -99,7 +104,7 @@ GL_ALWAYS_INLINE __m256i kx_q6_scale(const __m256i *s4, int a, int b)
 
 GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *const *xq,
                                         const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
-                                        const int nc)
+                                        const int nc, const kx_pf *pf)
 {
     (void)imin;
     __m256i s4[4];
@@ -115,8 +120,8 @@ GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *c
         const __m256i sp = kx_q6_scale(s4, 2 * p, 2 * p + 1);
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
-            corr[c] = _mm256_add_epi32(corr[c],
-                                       _mm256_madd_epi16(sp, _mm256_set1_epi32(xp[c]->b6[p])));
+            corr[c] =
+                _mm256_add_epi32(corr[c], _mm256_madd_epi16(sp, _mm256_set1_epi32(xp[c]->b6[p])));
     }
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++)
@@ -129,6 +134,8 @@ GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *c
 #pragma GCC unroll 2
                 for (int kp = 0; kp < 2; kp++) {
                     const int k = 4 * half + 2 * kp;
+                    if (pf)
+                        kx_pf_part(pf, 16 * h + 4 * s + 2 * half + kp, 32, sizeof *blk);
                     const __m256i u0 = kx_q6_u(blk, h, s, k), u1 = kx_q6_u(blk, h, s, k + 1);
                     const int xo = 128 * h + 32 * s + 4 * k;
 #pragma GCC unroll 8
@@ -145,8 +152,9 @@ GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *c
         isum[c] = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(corr[c], 5));
 }
 
-#define KX_NAME    gl_matmul_q6_K_x8_avx2
-#define KX_WBLK    block_q6_Kx8
-#define KX_ISUMS   kx_isums_q6K_avx2
-#define KX_HAS_MIN 0
+#define KX_NAME                       gl_matmul_q6_K_x8_avx2
+#define KX_WBLK                       block_q6_Kx8
+#define KX_ISUMS(b, q, p, s, m, n)    kx_isums_q6K_avx2(b, q, p, s, m, n, NULL)
+#define KX_ISUMS_PF(b, q, p, s, m, f) kx_isums_q6K_avx2(b, &(q), &(p), s, m, 1, f)
+#define KX_HAS_MIN                    0
 #include "arch/x86/avx2/kx8_tmpl.h"

@@ -49,4 +49,26 @@ GL_ALWAYS_INLINE __m256i kx_pair16_hi(int a, int b)
                                                    0x04000400, 0x08000800, 0x0c000c00));
 }
 
+/* Decode prefetch of one super-block of one stream (kx8_tmpl.h's
+ * KX_ISUMS_PF): the lines at l2 (into L2) and l1 (into L1), issued in
+ * nparts slices between the block's own loads. One burst of a whole
+ * 2-3 KiB super-block's prefetches at once fills the core's miss buffers
+ * and the burst's tail waits for them (perf: half of a Q6_K decode's
+ * samples sat on such a prefetch). */
+typedef struct kx_pf {
+    const char *l2, *l1;
+} kx_pf;
+
+GL_ALWAYS_INLINE void kx_pf_part(const kx_pf *pf, int part, int nparts, size_t bytes)
+{
+    const size_t lines = (bytes + 63) / 64;
+    for (size_t l = lines * (size_t)part / (size_t)nparts;
+         l < lines * (size_t)(part + 1) / (size_t)nparts; l++) {
+        /* volatile asm: gcc's scheduler would otherwise gather the
+         * slices back into one burst */
+        __asm__ volatile("prefetcht1 %0" ::"m"(*(pf->l2 + 64 * l)));
+        __asm__ volatile("prefetcht0 %0" ::"m"(*(pf->l1 + 64 * l)));
+    }
+}
+
 #endif

@@ -9,6 +9,10 @@
  *                  applied) against activation quants xq[c] (256 int8) with
  *                  prepared sums xp[c] (kx_xprep), c < nc; with KX_HAS_MIN,
  *                  imin[c] likewise
+ *   KX_ISUMS_PF(blk, xq, xp, isum, imin, pf)
+ *                  (optional) KX_ISUMS for one column (decode), which also
+ *                  issues the stream's prefetches pf (kx8.h kx_pf_part)
+ *                  spread between its loads
  *   KX_HAS_MIN     1: Q4_K / Q5_K form (dmin, imin), 0: Q6_K form
  *   KX_C           most activation columns per tile
  *   KX_ROWS        (optional) rows per group = lanes: 8 (default, ymm) or
@@ -29,6 +33,14 @@
 #endif
 #ifndef KX_NG
 #define KX_NG 4
+#endif
+/* KX_ISUMS_PF's prefetch distances: twice the x8 layouts' (util.h), a
+ * super-block being 2-3.5 KiB; bench/matvec, 1 thread, AVX-512, cold
+ * 2048x5632: Q4_Kx16 17.2 -> 17.9, Q6_Kx16 15.9 -> 16.9 GB/s (mean of
+ * two rows, three rounds interleaved); 12 and 16 KiB no better. */
+#ifndef KX_D2
+#define KX_D2 8192
+#define KX_D1 2048
 #endif
 
 #ifndef KX_ROWS
@@ -56,15 +68,14 @@
 
 /* the float step of one super-block for KX_ROWS rows (lane r = row r) */
 GL_ALWAYS_INLINE KV_PS KX_CAT(KX_NAME, _step)(KV_PS acc, KV_EPI32 isum, KV_EPI32 imin,
-                                               const KX_WBLK *blk, float dx)
+                                              const KX_WBLK *blk, float dx)
 {
     const KV_PS sx = KV_SET1_PS(dx);
     const KV_PS dw = KV_LOAD_D(blk->d);
 #if KX_HAS_MIN
     const KV_PS dm = KV_LOAD_D(blk->dmin);
-    return KV_ADD_PS(acc,
-                         KV_SUB_PS(KV_MUL_PS(KV_CVTEPI32_PS(isum), KV_MUL_PS(sx, dw)),
-                                       KV_MUL_PS(KV_CVTEPI32_PS(imin), KV_MUL_PS(sx, dm))));
+    return KV_ADD_PS(acc, KV_SUB_PS(KV_MUL_PS(KV_CVTEPI32_PS(isum), KV_MUL_PS(sx, dw)),
+                                    KV_MUL_PS(KV_CVTEPI32_PS(imin), KV_MUL_PS(sx, dm))));
 #else
     (void)imin;
     return KV_ADD_PS(acc, KV_MUL_PS(KV_CVTEPI32_PS(isum), KV_MUL_PS(sx, dw)));
@@ -79,9 +90,7 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
     KV_PS acc[KX_C];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++)
-        acc[c] = first  ? KV_ZERO_PS()
-                 : full ? KV_LOADU_PS(ys[c])
-                        : KV_LOAD_LANES_PS(ys[c], lo, hi);
+        acc[c] = first ? KV_ZERO_PS() : full ? KV_LOADU_PS(ys[c]) : KV_LOAD_LANES_PS(ys[c], lo, hi);
     for (int b = 0; b < kn; b++) {
         const KX_WBLK *blk = wb + b;
         if (stream)
@@ -122,12 +131,20 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
         const int8_t *xq[1] = { xs[b].qs };
         const kx_xprep *xpp[1] = { &xp[b] };
         for (int g = 0; g < ng; g++) {
+            const KX_WBLK *blk = (const KX_WBLK *)(w + (size_t)g * gb) + b;
+            KV_EPI32 isum = KV_ZERO_EPI32(), imin = KV_ZERO_EPI32();
+#ifdef KX_ISUMS_PF
+            const size_t at = (size_t)b * sizeof(KX_WBLK);
+            const size_t o2 = at + KX_D2 + (at + KX_D2 >= gbytes ? skip : 0);
+            const size_t o1 = at + KX_D1 + (at + KX_D1 >= gbytes ? skip : 0);
+            const kx_pf pf = { w + (size_t)g * gb + o2, w + (size_t)g * gb + o1 };
+            KX_ISUMS_PF(blk, xq[0], xpp[0], &isum, &imin, &pf);
+#else
             /* prefetch a block's worth per stream, spread over the groups */
             gl_prefetch_streams(w + (size_t)g * gb, 0, 1, (size_t)b * sizeof(KX_WBLK),
                                 sizeof(KX_WBLK), gbytes, skip);
-            const KX_WBLK *blk = (const KX_WBLK *)(w + (size_t)g * gb) + b;
-            KV_EPI32 isum = KV_ZERO_EPI32(), imin = KV_ZERO_EPI32();
             KX_ISUMS(blk, xq, xpp, &isum, &imin, 1);
+#endif
             acc[g] = KX_CAT(KX_NAME, _step)(acc[g], isum, imin, blk, xp[b].dx);
         }
     }
@@ -185,6 +202,7 @@ GL_DECL_MATMUL_FN(KX_NAME)
                     for (int c = 0; c < nc; c++)
                         ys[c] = yc[c] + (size_t)g * KX_ROWS;
                     const int first = k0 == 0, stream = c0 == 0;
+                    /* clang-format off */
                     switch (nc) {
                     case 1: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 1); break;
                     case 2: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 2); break;
@@ -197,6 +215,7 @@ GL_DECL_MATMUL_FN(KX_NAME)
 #endif
                     default: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, KX_C); break;
                     }
+                    /* clang-format on */
                 }
             }
         }
@@ -208,6 +227,7 @@ GL_DECL_MATMUL_FN(KX_NAME)
 #undef KX_NAME
 #undef KX_WBLK
 #undef KX_ISUMS
+#undef KX_ISUMS_PF
 #undef KX_HAS_MIN
 #undef KX_ROWS
 #undef KV_PS

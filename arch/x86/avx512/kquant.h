@@ -248,6 +248,43 @@ GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t
     }
 }
 
+/* Decode (one column): the eight sub-block chains side by side, so each
+ * dpbusd's latency hides behind seven independent ones, and the stream's
+ * prefetches in eight slices between the loads. */
+GL_ALWAYS_INLINE void kx16_isums1_q4K_vnni(const block_q4_Kx16 *blk, const int8_t *xq,
+                                           const kx_xprep *xp, __m512i *isum, __m512i *imin,
+                                           const kx_pf *pf)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), mf0 = _mm512_set1_epi8((char)0xf0);
+    __m512i sc[2];
+    kx16_scales_mins(blk->scales, &xp, sc, imin, 1);
+    __m512i al[4], ah[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        al[i] = ah[i] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        kx_pf_part(pf, k, 8, sizeof *blk);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (8 * i + k)));
+            al[i] = _mm512_dpbusd_epi32(al[i], _mm512_and_si512(v, m4),
+                                        _mm512_set1_epi32(x8_load32(xq + 64 * i + 4 * k)));
+            ah[i] = _mm512_dpbusd_epi32(ah[i], _mm512_and_si512(v, mf0),
+                                        _mm512_set1_epi32(x8_load32(xq + 64 * i + 32 + 4 * k)));
+        }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        const __m512i s_lo = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2), 0)));
+        const __m512i s_hi =
+            _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2) + 1, 0)));
+        *isum = _mm512_add_epi32(
+            *isum, _mm512_add_epi32(_mm512_mullo_epi32(al[i], s_lo),
+                                    _mm512_mullo_epi32(gl512_srai4_epi32(ah[i]), s_hi)));
+    }
+}
+
 #define KX_ROWS                         GL_X16_ROWS
 #define KV_PS                           __m512
 #define KV_EPI32                        __m512i
@@ -266,6 +303,7 @@ GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t
 #define KX_NAME                         matmul_q4_K_x16_vnni
 #define KX_WBLK                         block_q4_Kx16
 #define KX_ISUMS                        kx16_isums_q4K_vnni
+#define KX_ISUMS_PF                     kx16_isums1_q4K_vnni
 #define KX_HAS_MIN                      1
 static GL_DECL_MATMUL_FN(matmul_q4_K_x16_vnni);
 #include "arch/x86/avx2/kx8_tmpl.h"
@@ -319,6 +357,46 @@ GL_ALWAYS_INLINE void kx16_isums_q5K_vnni(const block_q5_Kx16 *blk, const int8_t
     }
 }
 
+/* Decode (one column), as kx16_isums1_q4K_vnni: eight chains side by side,
+ * the prefetches in eight slices. */
+GL_ALWAYS_INLINE void kx16_isums1_q5K_vnni(const block_q5_Kx16 *blk, const int8_t *xq,
+                                           const kx_xprep *xp, __m512i *isum, __m512i *imin,
+                                           const kx_pf *pf)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
+    __m512i sc[2];
+    kx16_scales_mins(blk->scales, &xp, sc, imin, 1);
+    __m512i al[4], ah[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        al[i] = ah[i] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        kx_pf_part(pf, k, 8, sizeof *blk);
+        const __m512i h = _mm512_loadu_si512((const void *)(blk->qh + 64 * k));
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (8 * i + k)));
+            const __m512i lo = _mm512_or_si512(_mm512_and_si512(v, m4),
+                                               _mm512_and_si512(kx16_bit4(h, 2 * i), m10));
+            const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4),
+                                               _mm512_and_si512(kx16_bit4(h, 2 * i + 1), m10));
+            al[i] =
+                _mm512_dpbusd_epi32(al[i], lo, _mm512_set1_epi32(x8_load32(xq + 64 * i + 4 * k)));
+            ah[i] = _mm512_dpbusd_epi32(ah[i], hi,
+                                        _mm512_set1_epi32(x8_load32(xq + 64 * i + 32 + 4 * k)));
+        }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        const __m512i s_lo = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2), 0)));
+        const __m512i s_hi =
+            _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2) + 1, 0)));
+        *isum = _mm512_add_epi32(*isum, _mm512_add_epi32(_mm512_mullo_epi32(al[i], s_lo),
+                                                         _mm512_mullo_epi32(ah[i], s_hi)));
+    }
+}
+
 #define KX_ROWS                         GL_X16_ROWS
 #define KV_PS                           __m512
 #define KV_EPI32                        __m512i
@@ -337,9 +415,28 @@ GL_ALWAYS_INLINE void kx16_isums_q5K_vnni(const block_q5_Kx16 *blk, const int8_t
 #define KX_NAME                         matmul_q5_K_x16_vnni
 #define KX_WBLK                         block_q5_Kx16
 #define KX_ISUMS                        kx16_isums_q5K_vnni
+#define KX_ISUMS_PF                     kx16_isums1_q5K_vnni
 #define KX_HAS_MIN                      1
 static GL_DECL_MATMUL_FN(matmul_q5_K_x16_vnni);
 #include "arch/x86/avx2/kx8_tmpl.h"
+
+/* the four 6-bit units u[s] of a group's three 64-byte loads at g: u_s =
+ * v_s & 0x3f for s < 3, u_3 from bits 6-7 of all three. The 16-bit shifts
+ * bring in bits of the next byte above each field, which the two
+ * bit-selects (0xe4: c ? a : b) and the last mask drop. */
+GL_ALWAYS_INLINE void kx16_q6_units(const uint8_t *g, __m512i m6, __m512i m3, __m512i mf,
+                                    __m512i u[4])
+{
+    const __m512i v0 = _mm512_loadu_si512((const void *)g);
+    const __m512i v1 = _mm512_loadu_si512((const void *)(g + 64));
+    const __m512i v2 = _mm512_loadu_si512((const void *)(g + 128));
+    const __m512i t =
+        _mm512_ternarylogic_epi32(_mm512_srli_epi16(v0, 6), _mm512_srli_epi16(v1, 4), m3, 0xe4);
+    u[0] = _mm512_and_si512(v0, m6);
+    u[1] = _mm512_and_si512(v1, m6);
+    u[2] = _mm512_and_si512(v2, m6);
+    u[3] = _mm512_and_si512(_mm512_ternarylogic_epi32(t, _mm512_srli_epi16(v2, 2), mf, 0xe4), m6);
+}
 
 /* ---- Q6_Kx16 (layout: src/quant.h), one zmm lane per row ----
  * A group (h, k) is three loads v0..v2: u_s = v_s & 0x3f for s < 3, u_3 from
@@ -367,21 +464,8 @@ GL_ALWAYS_INLINE void kx16_isums_q6K_vnni(const block_q6_Kx16 *blk, const int8_t
 #pragma GCC unroll 4
             for (int kk = 0; kk < 4; kk++) {
                 const int k = 4 * half + kk;
-                const uint8_t *g = blk->q + 64 * 3 * (8 * h + k);
-                const __m512i v0 = _mm512_loadu_si512((const void *)g);
-                const __m512i v1 = _mm512_loadu_si512((const void *)(g + 64));
-                const __m512i v2 = _mm512_loadu_si512((const void *)(g + 128));
-                /* bits 6-7 of v0, v1, v2 to bits 0-1, 2-3, 4-5: the 16-bit
-                 * shifts bring in bits of the next byte above each field,
-                 * which the two bit-selects (0xe4: c ? a : b) and the last
-                 * mask drop */
-                const __m512i t = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v0, 6),
-                                                            _mm512_srli_epi16(v1, 4), m3, 0xe4);
-                const __m512i u[4] = {
-                    _mm512_and_si512(v0, m6), _mm512_and_si512(v1, m6), _mm512_and_si512(v2, m6),
-                    _mm512_and_si512(
-                        _mm512_ternarylogic_epi32(t, _mm512_srli_epi16(v2, 2), mf, 0xe4), m6)
-                };
+                __m512i u[4];
+                kx16_q6_units(blk->q + 64 * 3 * (8 * h + k), m6, m3, mf, u);
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++)
 #pragma GCC unroll 4
@@ -402,6 +486,50 @@ GL_ALWAYS_INLINE void kx16_isums_q6K_vnni(const block_q6_Kx16 *blk, const int8_t
         }
 }
 
+/* Decode (one column): both halves of each h at once, eight chains side
+ * by side, and the stream's prefetches in sixteen slices between the
+ * loads. */
+GL_ALWAYS_INLINE void kx16_isums1_q6K_vnni(const block_q6_Kx16 *blk, const int8_t *xq,
+                                           const kx_xprep *xp, __m512i *isum, __m512i *imin,
+                                           const kx_pf *pf)
+{
+    (void)imin;
+    const __m512i m6 = _mm512_set1_epi8(0x3f), m3 = _mm512_set1_epi8(0x03),
+                  mf = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+        __m512i acc[2][4];
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++)
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++)
+                acc[half][s] = _mm512_set1_epi32(xp->q6c[8 * h + 2 * s + half]);
+#pragma GCC unroll 4
+        for (int kk = 0; kk < 4; kk++)
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; half++) {
+                const int k = 4 * half + kk;
+                kx_pf_part(pf, 8 * h + 2 * kk + half, 16, sizeof *blk);
+                __m512i u[4];
+                kx16_q6_units(blk->q + 64 * 3 * (8 * h + k), m6, m3, mf, u);
+#pragma GCC unroll 4
+                for (int s = 0; s < 4; s++)
+                    acc[half][s] = _mm512_dpbusd_epi32(
+                        acc[half][s], u[s],
+                        _mm512_set1_epi32(x8_load32(xq + 128 * h + 32 * s + 4 * k)));
+            }
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++)
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++) {
+                const int j = 8 * h + 2 * s + half;
+                const __m512i sc = _mm512_cvtepi8_epi32(
+                    _mm_loadu_si128((const __m128i *)(blk->scales + GL_X16_ROWS * j)));
+                *isum = _mm512_add_epi32(*isum, _mm512_mullo_epi32(acc[half][s], sc));
+            }
+    }
+}
+
 #define KX_ROWS                         GL_X16_ROWS
 #define KV_PS                           __m512
 #define KV_EPI32                        __m512i
@@ -420,6 +548,7 @@ GL_ALWAYS_INLINE void kx16_isums_q6K_vnni(const block_q6_Kx16 *blk, const int8_t
 #define KX_NAME                         matmul_q6_K_x16_vnni
 #define KX_WBLK                         block_q6_Kx16
 #define KX_ISUMS                        kx16_isums_q6K_vnni
+#define KX_ISUMS_PF                     kx16_isums1_q6K_vnni
 #define KX_HAS_MIN                      0
 static GL_DECL_MATMUL_FN(matmul_q6_K_x16_vnni);
 #include "arch/x86/avx2/kx8_tmpl.h"
