@@ -212,6 +212,15 @@ GL_ALWAYS_INLINE void kx16_scales_mins(const uint8_t *scales, const kx_xprep *co
     }
 }
 
+/* a sub-block pair's contribution, al * its scale (sub-block 2 i) + ah *
+ * its scale (2 i + 1), per lane; exact */
+GL_ALWAYS_INLINE __m512i kx16_scaled_pair(const __m512i sc[2], int i, __m512i al, __m512i ah)
+{
+    const __m512i s_lo = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2), 0)));
+    const __m512i s_hi = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2) + 1, 0)));
+    return _mm512_add_epi32(_mm512_mullo_epi32(al, s_lo), _mm512_mullo_epi32(ah, s_hi));
+}
+
 GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t *const *xq,
                                           const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
                                           const int nc)
@@ -237,14 +246,10 @@ GL_ALWAYS_INLINE void kx16_isums_q4K_vnni(const block_q4_Kx16 *blk, const int8_t
                     ah[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k)));
             }
         }
-        const __m512i s_lo = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2), 0)));
-        const __m512i s_hi =
-            _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2) + 1, 0)));
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
-            isum[c] = _mm512_add_epi32(
-                isum[c], _mm512_add_epi32(_mm512_mullo_epi32(al[c], s_lo),
-                                          _mm512_mullo_epi32(gl512_srai4_epi32(ah[c]), s_hi)));
+            isum[c] =
+                _mm512_add_epi32(isum[c], kx16_scaled_pair(sc, i, al[c], gl512_srai4_epi32(ah[c])));
     }
 }
 
@@ -276,12 +281,7 @@ GL_ALWAYS_INLINE void kx16_isums1_q4K_vnni(const block_q4_Kx16 *blk, const int8_
     }
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++) {
-        const __m512i s_lo = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2), 0)));
-        const __m512i s_hi =
-            _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2) + 1, 0)));
-        *isum = _mm512_add_epi32(
-            *isum, _mm512_add_epi32(_mm512_mullo_epi32(al[i], s_lo),
-                                    _mm512_mullo_epi32(gl512_srai4_epi32(ah[i]), s_hi)));
+        *isum = _mm512_add_epi32(*isum, kx16_scaled_pair(sc, i, al[i], gl512_srai4_epi32(ah[i])));
     }
 }
 
@@ -347,13 +347,9 @@ GL_ALWAYS_INLINE void kx16_isums_q5K_vnni(const block_q5_Kx16 *blk, const int8_t
                     ah[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k)));
             }
         }
-        const __m512i s_lo = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2), 0)));
-        const __m512i s_hi =
-            _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2) + 1, 0)));
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
-            isum[c] = _mm512_add_epi32(isum[c], _mm512_add_epi32(_mm512_mullo_epi32(al[c], s_lo),
-                                                                 _mm512_mullo_epi32(ah[c], s_hi)));
+            isum[c] = _mm512_add_epi32(isum[c], kx16_scaled_pair(sc, i, al[c], ah[c]));
     }
 }
 
@@ -389,11 +385,7 @@ GL_ALWAYS_INLINE void kx16_isums1_q5K_vnni(const block_q5_Kx16 *blk, const int8_
     }
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++) {
-        const __m512i s_lo = _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2), 0)));
-        const __m512i s_hi =
-            _mm512_shuffle_epi8(sc[i / 2], kx512_ctl(kx_byte32(2 * (i % 2) + 1, 0)));
-        *isum = _mm512_add_epi32(*isum, _mm512_add_epi32(_mm512_mullo_epi32(al[i], s_lo),
-                                                         _mm512_mullo_epi32(ah[i], s_hi)));
+        *isum = _mm512_add_epi32(*isum, kx16_scaled_pair(sc, i, al[i], ah[i]));
     }
 }
 
