@@ -37,6 +37,48 @@
  * loaded once for up to 8 heads; rows go in blocks of AT_JB so a block's V
  * rows stay in L1 while every chunk of the head passes over them. */
 
+/* ---- prefetching the cache rows ------------------------------------------
+ * Decode reads every cached K and V row of a layer once, and the whole cache
+ * does not stay in the caches from one token to the next. The hardware
+ * prefetchers alone kept the loads in step with the arithmetic instead of
+ * ahead of it, so the kernels ask for the rows they will need next: the
+ * scores AT_PF_BYTES ahead, the accumulation one block of AT_JB rows ahead.
+ * A prefetch changes no result. */
+#ifndef AT_PREFETCH
+#define AT_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#endif
+#ifndef AT_PF_BYTES
+#define AT_PF_BYTES 4096
+#endif
+
+/* Every cache line of the bytes an item reads of one row: elements
+ * [e0, e0 + len) (F32 / F16 rows at the head; Q8_0 rows at the row start,
+ * their blocks). */
+GL_ALWAYS_INLINE void prefetch_row(const int kt, const char *row, int e0, int len)
+{
+    size_t lo, hi;
+    if (kt == KT_F32) {
+        lo = (size_t)e0 * 4;
+        hi = (size_t)(e0 + len) * 4;
+    } else if (kt == KT_F16) {
+        lo = (size_t)e0 * 2;
+        hi = (size_t)(e0 + len) * 2;
+    } else {
+        lo = (size_t)(e0 / QK8_0) * sizeof(block_q8_0);
+        hi = (size_t)((e0 + len + QK8_0 - 1) / QK8_0) * sizeof(block_q8_0);
+    }
+    const uintptr_t first = ((uintptr_t)row + lo) & ~(uintptr_t)63;
+    for (uintptr_t a = first; a < (uintptr_t)row + hi; a += 64)
+        AT_PREFETCH((const char *)a);
+}
+
+/* rows far enough ahead to cover AT_PF_BYTES (2 to 64) */
+GL_ALWAYS_INLINE int prefetch_rows_ahead(size_t rs)
+{
+    const size_t n = rs ? AT_PF_BYTES / rs : 2;
+    return n < 2 ? 2 : n > 64 ? 64 : (int)n;
+}
+
 /* res[r * C + c] = scale * (q_c . key r); keys past m repeat key m - 1
  * (their results are not used). */
 GL_ALWAYS_INLINE void scores_tile(const int kt, const int R, const int C, const char *k, size_t rs,
@@ -70,8 +112,11 @@ GL_ALWAYS_INLINE void scores_rc(const int kt, const int C, float *scores, size_t
                                 int len, float scale)
 {
     const int R = AT_NT / C;
+    const int ahead = prefetch_rows_ahead(rs);
     for (int j = 0; j < nk; j += R) {
         const int m = nk - j < R ? nk - j : R;
+        for (int r = j + ahead; r < j + ahead + R && r < nk; r++)
+            prefetch_row(kt, (const char *)k + (size_t)r * rs, e0, len);
         for (int h = 0; h < nq; h += C) {
             const int nc = nq - h < C ? nq - h : C;
             const float *qs[8];
@@ -99,15 +144,19 @@ GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const flo
     }
 }
 
-/* Elements [i, i + m) (m <= AT_W, FULL: m == AT_W) of HB heads over nr rows. */
+/* Elements [i, i + m) (m <= AT_W, FULL: m == AT_W) of HB heads over nr rows;
+ * meanwhile the first npf rows at pf (rs apart; pf may be NULL) are
+ * prefetched, one per row. */
 GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int FULL, float *out, size_t os,
                                 const float *p, size_t ps, const char *v, size_t rs, int nr, int e0,
-                                int i, int m)
+                                int i, int m, const char *pf, int npf, int len)
 {
     AT_T o[8];
     for (int h = 0; h < HB; h++)
         o[h] = FULL ? AT_LD_F32(out + h * os + i) : AT_LDP_F32(out + h * os + i, m);
     for (int j = 0; j < nr; j++) {
+        if (pf && j < npf)
+            prefetch_row(kt, pf + (size_t)j * rs, e0, len);
         const char *vr = v + (size_t)j * rs;
         const AT_T vv = FULL ? AT_LD(kt, vr, e0 + i) : AT_LDP(kt, vr, e0 + i, m);
         for (int h = 0; h < HB; h++)
@@ -121,36 +170,43 @@ GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int FULL, floa
     }
 }
 
+/* pf: as accum_blk's, taken by the first block of heads */
 GL_ALWAYS_INLINE void accum_heads(const int kt, const int FULL, float *out, size_t os,
                                   const float *p, size_t ps, int nq, const char *v, size_t rs,
-                                  int nr, int e0, int i, int m)
+                                  int nr, int e0, int i, int m, const char *pf, int npf, int len)
 {
     int h = 0;
-    for (; h + 8 <= nq; h += 8)
-        accum_blk(kt, 8, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+    for (; h + 8 <= nq; h += 8, pf = NULL)
+        accum_blk(kt, 8, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, pf, npf, len);
     if (nq - h >= 4) {
-        accum_blk(kt, 4, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+        accum_blk(kt, 4, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, pf, npf, len);
         h += 4;
+        pf = NULL;
     }
     if (nq - h >= 2) {
-        accum_blk(kt, 2, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+        accum_blk(kt, 2, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, pf, npf, len);
         h += 2;
+        pf = NULL;
     }
     if (nq - h >= 1)
-        accum_blk(kt, 1, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+        accum_blk(kt, 1, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, pf, npf, len);
 }
 
+/* The first pass over a block's rows (its first AT_W elements) prefetches
+ * the next block's, which the later passes give time to arrive. */
 GL_ALWAYS_INLINE void accum_g(const int kt, float *out, size_t os, const float *p, size_t ps,
                               int nq, const void *v, size_t rs, int nr, int e0, int len)
 {
     for (int j0 = 0; j0 < nr; j0 += AT_JB) {
         const int jn = nr - j0 < AT_JB ? nr - j0 : AT_JB;
         const char *vb = (const char *)v + (size_t)j0 * rs;
+        const int npf = nr - j0 - jn < AT_JB ? nr - j0 - jn : AT_JB;
+        const char *pf = npf > 0 ? vb + (size_t)jn * rs : NULL;
         int i = 0;
-        for (; i + AT_W <= len; i += AT_W)
-            accum_heads(kt, 1, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, AT_W);
+        for (; i + AT_W <= len; i += AT_W, pf = NULL)
+            accum_heads(kt, 1, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, AT_W, pf, npf, len);
         if (i < len)
-            accum_heads(kt, 0, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, len - i);
+            accum_heads(kt, 0, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, len - i, pf, npf, len);
     }
 }
 

@@ -1,0 +1,125 @@
+/* Decode attention from a cache in DRAM: the grouped-query score and
+ * accumulation kernels of each backend over head-major F16 K / V rows (the
+ * engine's cache layout), one thread, one query token, many (layer, KV head)
+ * items in turn as decode visits them, the whole cache larger than the
+ * last-level cache. Prints GB/s of K and V read, and that as a share of the
+ * one-thread read bandwidth measured in the same run.
+ *
+ *   attn_stream [--mb SIZE] [--ctx T] [--head-dim D] [--group G] [--backend NAME]
+ *
+ * (defaults: 1024 MiB of cache, T = 1024 cached positions, D = 128, G = 2
+ * query heads per KV head: a Qwen3-0.6B layer's shape) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bwprobe.h"
+#include "genloop.h"
+#include "half.h"
+#include "kernels.h"
+
+typedef struct as_shape {
+    int ctx, hd, group;
+    size_t items; /* (layer, KV head) pairs the arena holds */
+} as_shape;
+
+/* One decode step's attention over every item: scores, fixed weights in
+ * place of the softmax (its cost is not the memory's), accumulation.
+ * Seconds. */
+static double as_pass(const gl_kernels *k, const as_shape *s, const uint16_t *kc,
+                      const uint16_t *vc, const float *q, float *scores, float *out)
+{
+    const size_t per = (size_t)s->ctx * s->hd;
+    const double t0 = bw_now();
+    for (size_t it = 0; it < s->items; it++) {
+        k->attn_scores_g[GL_KV_F16](scores, (size_t)s->ctx, q, (size_t)s->hd, s->group,
+                                    kc + it * per, (size_t)s->hd * 2, s->ctx, s->hd, 0.088f);
+        for (int i = 0; i < s->group * s->ctx; i++)
+            scores[i] = 1.0f / (float)s->ctx;
+        memset(out, 0, sizeof *out * (size_t)(s->group * s->hd));
+        k->attn_accum_g[GL_KV_F16](out, (size_t)s->hd, scores, (size_t)s->ctx, s->group,
+                                   vc + it * per, (size_t)s->hd * 2, s->ctx, s->hd);
+    }
+    return bw_now() - t0;
+}
+
+int main(int argc, char **argv)
+{
+    size_t mb = 1024;
+    as_shape s = { .ctx = 1024, .hd = 128, .group = 2 };
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--mb") && i + 1 < argc)
+            mb = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--ctx") && i + 1 < argc)
+            s.ctx = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--head-dim") && i + 1 < argc)
+            s.hd = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc)
+            s.group = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+            only = argv[++i];
+        else {
+            fprintf(stderr, "usage: attn_stream [--mb SIZE] [--ctx T] [--head-dim D] [--group G] "
+                            "[--backend NAME]\n");
+            return 2;
+        }
+    }
+    if (s.ctx < 1 || s.hd < 1 || s.hd > 1024 || s.group < 1 || s.group > 64 || mb < 1) {
+        fprintf(stderr, "attn_stream: sizes out of range\n");
+        return 2;
+    }
+    const size_t per_item = (size_t)s.ctx * s.hd * sizeof(uint16_t); /* K or V */
+    s.items = (mb << 20) / 2 / per_item;
+    if (s.items < 1) {
+        fprintf(stderr, "attn_stream: --mb too small for one item\n");
+        return 2;
+    }
+    uint16_t *kc = bw_alloc(s.items * per_item), *vc = bw_alloc(s.items * per_item);
+    float *q = malloc(sizeof *q * (size_t)(s.group * s.hd));
+    float *scores = malloc(sizeof *scores * (size_t)s.group * (size_t)s.ctx);
+    float *out = malloc(sizeof *out * (size_t)(s.group * s.hd));
+    if (!kc || !vc || !q || !scores || !out)
+        return 1;
+    /* values in [-1, 1) as F16 */
+    uint64_t r = 88172645463325252ull;
+    for (size_t i = 0; i < s.items * per_item / 2; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        kc[i] = gl_f32_to_f16((float)(int)(r & 0xffff) / 32768.0f - 1.0f);
+        vc[i] = gl_f32_to_f16((float)(int)(r >> 16 & 0xffff) / 32768.0f - 1.0f);
+    }
+    for (int i = 0; i < s.group * s.hd; i++)
+        q[i] = (float)(i % 7) / 7.0f - 0.5f;
+
+    gl_threadpool *pool;
+    if (gl_threadpool_create(&pool, 1, NULL) != GL_OK)
+        return 1;
+    const double bw = bw_measure(pool, kc, s.items * per_item, 3);
+    gl_threadpool_free(pool);
+    const double bytes = 2.0 * (double)s.items * (double)per_item;
+    printf("read bandwidth, 1 thread: %.1f GB/s; cache %.0f MiB = %zu items of %d positions x "
+           "%d dims, %d query heads each\n",
+           bw, bytes / (1 << 20), s.items, s.ctx, s.hd, s.group);
+    printf("%-13s %9s %8s %7s\n", "backend", "ms/pass", "GB/s", "of bw");
+
+    const char *names[16];
+    const int nb = gl_backend_list(names, 16);
+    for (int bi = 0; bi < nb; bi++) {
+        gl_kernels k;
+        if ((only && strcmp(only, names[bi])) || gl_kernels_init(&k, names[bi], NULL) != GL_OK)
+            continue;
+        double best = 1e30;
+        for (int rep = 0; rep < 3; rep++) {
+            const double t = as_pass(&k, &s, kc, vc, q, scores, out);
+            best = t < best ? t : best;
+        }
+        printf("%-13s %9.2f %8.1f %6.0f%%\n", names[bi], best * 1e3, bytes / best / 1e9,
+               100.0 * bytes / best / 1e9 / bw);
+    }
+    free(kc);
+    free(vc);
+    free(q);
+    free(scores);
+    free(out);
+    return 0;
+}
