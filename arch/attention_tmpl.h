@@ -51,25 +51,53 @@
 #define AT_PF_BYTES 4096
 #endif
 
-/* Every cache line of the bytes an item reads of one row: elements
- * [e0, e0 + len) (F32 / F16 rows at the head; Q8_0 rows at the row start,
- * their blocks). */
-GL_ALWAYS_INLINE void prefetch_row(const int kt, const char *row, int e0, int len)
+/* The bytes an item reads of a row: [*lo, *hi) from the row pointer, for
+ * elements [e0, e0 + len) (F32 / F16 rows at the head; Q8_0 rows at the
+ * row start, whole blocks). */
+GL_ALWAYS_INLINE void row_span(const int kt, int e0, int len, size_t *lo, size_t *hi)
+{
+    if (kt == KT_F32) {
+        *lo = (size_t)e0 * 4;
+        *hi = (size_t)(e0 + len) * 4;
+    } else if (kt == KT_F16) {
+        *lo = (size_t)e0 * 2;
+        *hi = (size_t)(e0 + len) * 2;
+    } else {
+        *lo = (size_t)(e0 / QK8_0) * sizeof(block_q8_0);
+        *hi = (size_t)((e0 + len + QK8_0 - 1) / QK8_0) * sizeof(block_q8_0);
+    }
+}
+
+/* Prefetches what an item reads of rows [r0, r1), rs apart. Rows that
+ * follow each other in memory (a head-major cache, whose rows are exactly
+ * the bytes read) are one run of lines: rows shorter than a line cost a
+ * prefetch per line, not per row. */
+GL_ALWAYS_INLINE void prefetch_rows(const int kt, const char *base, size_t rs, int r0, int r1,
+                                    int e0, int len)
 {
     size_t lo, hi;
-    if (kt == KT_F32) {
-        lo = (size_t)e0 * 4;
-        hi = (size_t)(e0 + len) * 4;
-    } else if (kt == KT_F16) {
-        lo = (size_t)e0 * 2;
-        hi = (size_t)(e0 + len) * 2;
-    } else {
-        lo = (size_t)(e0 / QK8_0) * sizeof(block_q8_0);
-        hi = (size_t)((e0 + len + QK8_0 - 1) / QK8_0) * sizeof(block_q8_0);
+    row_span(kt, e0, len, &lo, &hi);
+    const bool run = hi - lo == rs;
+    for (int r = r0; r < r1; r = run ? r1 : r + 1) {
+        const uintptr_t from = (uintptr_t)base + (size_t)r * rs + lo;
+        const uintptr_t to = (uintptr_t)base + (size_t)(run ? r1 - 1 : r) * rs + hi;
+        for (uintptr_t a = from & ~(uintptr_t)63; a < to; a += 64)
+            AT_PREFETCH((const char *)a);
     }
-    const uintptr_t first = ((uintptr_t)row + lo) & ~(uintptr_t)63;
-    for (uintptr_t a = first; a < (uintptr_t)row + hi; a += 64)
-        AT_PREFETCH((const char *)a);
+}
+
+/* Whether an item's rows are worth prefetching: a stream shorter than
+ * AT_PF_MIN bytes costs more in prefetch instructions than it waits for
+ * (stories260K's 16-byte heads: attention 20 -> 25 us per token in cache
+ * when every row was prefetched). */
+#ifndef AT_PF_MIN
+#define AT_PF_MIN 8192
+#endif
+GL_ALWAYS_INLINE bool prefetch_pays(const int kt, int n_rows, int e0, int len)
+{
+    size_t lo, hi;
+    row_span(kt, e0, len, &lo, &hi);
+    return (size_t)n_rows * (hi - lo) >= AT_PF_MIN;
 }
 
 /* rows far enough ahead to cover AT_PF_BYTES (2 to 64) */
@@ -112,11 +140,12 @@ GL_ALWAYS_INLINE void scores_rc(const int kt, const int C, float *scores, size_t
                                 int len, float scale)
 {
     const int R = AT_NT / C;
-    const int ahead = prefetch_rows_ahead(rs);
+    const int ahead = prefetch_pays(kt, nk, e0, len) ? prefetch_rows_ahead(rs) : nk;
     for (int j = 0; j < nk; j += R) {
         const int m = nk - j < R ? nk - j : R;
-        for (int r = j + ahead; r < j + ahead + R && r < nk; r++)
-            prefetch_row(kt, (const char *)k + (size_t)r * rs, e0, len);
+        if (j + ahead < nk)
+            prefetch_rows(kt, (const char *)k, rs, j + ahead,
+                          j + ahead + R < nk ? j + ahead + R : nk, e0, len);
         for (int h = 0; h < nq; h += C) {
             const int nc = nq - h < C ? nq - h : C;
             const float *qs[8];
@@ -144,19 +173,15 @@ GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const flo
     }
 }
 
-/* Elements [i, i + m) (m <= AT_W, FULL: m == AT_W) of HB heads over nr rows;
- * meanwhile the first npf rows at pf (rs apart; pf may be NULL) are
- * prefetched, one per row. */
+/* Elements [i, i + m) (m <= AT_W, FULL: m == AT_W) of HB heads over nr rows. */
 GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int FULL, float *out, size_t os,
                                 const float *p, size_t ps, const char *v, size_t rs, int nr, int e0,
-                                int i, int m, const char *pf, int npf, int len)
+                                int i, int m)
 {
     AT_T o[8];
     for (int h = 0; h < HB; h++)
         o[h] = FULL ? AT_LD_F32(out + h * os + i) : AT_LDP_F32(out + h * os + i, m);
     for (int j = 0; j < nr; j++) {
-        if (pf && j < npf)
-            prefetch_row(kt, pf + (size_t)j * rs, e0, len);
         const char *vr = v + (size_t)j * rs;
         const AT_T vv = FULL ? AT_LD(kt, vr, e0 + i) : AT_LDP(kt, vr, e0 + i, m);
         for (int h = 0; h < HB; h++)
@@ -170,43 +195,47 @@ GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int FULL, floa
     }
 }
 
-/* pf: as accum_blk's, taken by the first block of heads */
 GL_ALWAYS_INLINE void accum_heads(const int kt, const int FULL, float *out, size_t os,
                                   const float *p, size_t ps, int nq, const char *v, size_t rs,
-                                  int nr, int e0, int i, int m, const char *pf, int npf, int len)
+                                  int nr, int e0, int i, int m)
 {
     int h = 0;
-    for (; h + 8 <= nq; h += 8, pf = NULL)
-        accum_blk(kt, 8, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, pf, npf, len);
+    for (; h + 8 <= nq; h += 8)
+        accum_blk(kt, 8, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
     if (nq - h >= 4) {
-        accum_blk(kt, 4, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, pf, npf, len);
+        accum_blk(kt, 4, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
         h += 4;
-        pf = NULL;
     }
     if (nq - h >= 2) {
-        accum_blk(kt, 2, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, pf, npf, len);
+        accum_blk(kt, 2, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
         h += 2;
-        pf = NULL;
     }
     if (nq - h >= 1)
-        accum_blk(kt, 1, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, pf, npf, len);
+        accum_blk(kt, 1, FULL, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
 }
 
-/* The first pass over a block's rows (its first AT_W elements) prefetches
- * the next block's, which the later passes give time to arrive. */
+/* While a block of AT_JB rows is accumulated, the next block's rows are
+ * prefetched, a share before each of the block's len / AT_W passes (the
+ * first pass reads the block from memory, the later ones from L1). */
 GL_ALWAYS_INLINE void accum_g(const int kt, float *out, size_t os, const float *p, size_t ps,
                               int nq, const void *v, size_t rs, int nr, int e0, int len)
 {
+    const bool pf = prefetch_pays(kt, nr, e0, len);
+    const int passes = (len + AT_W - 1) / AT_W;
     for (int j0 = 0; j0 < nr; j0 += AT_JB) {
         const int jn = nr - j0 < AT_JB ? nr - j0 : AT_JB;
         const char *vb = (const char *)v + (size_t)j0 * rs;
-        const int npf = nr - j0 - jn < AT_JB ? nr - j0 - jn : AT_JB;
-        const char *pf = npf > 0 ? vb + (size_t)jn * rs : NULL;
-        int i = 0;
-        for (; i + AT_W <= len; i += AT_W, pf = NULL)
-            accum_heads(kt, 1, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, AT_W, pf, npf, len);
-        if (i < len)
-            accum_heads(kt, 0, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, len - i, pf, npf, len);
+        const int npf = pf ? (nr - j0 - jn < AT_JB ? nr - j0 - jn : AT_JB) : 0;
+        for (int c = 0; c < passes; c++) {
+            const int i = c * AT_W;
+            if (npf > 0)
+                prefetch_rows(kt, vb + (size_t)jn * rs, rs, npf * c / passes,
+                              npf * (c + 1) / passes, e0, len);
+            if (i + AT_W <= len)
+                accum_heads(kt, 1, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, AT_W);
+            else
+                accum_heads(kt, 0, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, len - i);
+        }
     }
 }
 
