@@ -154,6 +154,32 @@ static void apply_penalty(gl_sampler *s, float *z, const int32_t *hist, int n_hi
     }
 }
 
+/* The first index of the largest of z[0..n) (n >= 1, no NaN). Written as
+ * per-lane maxima and then a search, so the compiler vectorizes it: the
+ * one-pass compare-and-branch loop took ~230 us over a 151936-token
+ * vocabulary, ~1 % of a small model's decode step (this form: ~110 us,
+ * the sanitizing pass above included). */
+static int32_t argmax_first(const float *z, int n)
+{
+    enum { LANES = 16 };
+    float lane[LANES];
+    for (int k = 0; k < LANES; k++)
+        lane[k] = -INFINITY;
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++)
+            lane[k] = z[i + k] > lane[k] ? z[i + k] : lane[k];
+    float m = -INFINITY;
+    for (int k = 0; k < LANES; k++)
+        m = lane[k] > m ? lane[k] : m;
+    for (; i < n; i++)
+        m = z[i] > m ? z[i] : m;
+    int32_t arg = 0;
+    while (arg < n - 1 && z[arg] != m) /* m is one of z (-0 == +0: the first of either) */
+        arg++;
+    return arg;
+}
+
 /* Runs every stage on z (modified). Returns 0 for greedy, with the token in
  * *pick; otherwise the number of candidates in s->cand, their weights in
  * s->w and the weights' sum in *total. */
@@ -167,20 +193,12 @@ static int run_pipeline(gl_sampler *s, float *z, const int32_t *hist, int n_hist
     apply_penalty(s, z, hist, n_hist);
 
     /* NaN would poison every comparison and sum, +inf every difference. */
-    float m = -INFINITY;
-    int32_t arg = 0;
     for (int i = 0; i < V; i++) {
-        float v = z[i];
-        if (isnan(v))
-            v = -INFINITY;
-        else if (v > FLT_MAX)
-            v = FLT_MAX;
-        z[i] = v;
-        if (v > m) {
-            m = v;
-            arg = i;
-        }
+        const float v = z[i];
+        z[i] = v != v ? -INFINITY : v > FLT_MAX ? FLT_MAX : v;
     }
+    const int32_t arg = argmax_first(z, V);
+    float m = z[arg];
     if (p->temp <= 0.0f) {
         *pick = arg;
         return 0;
