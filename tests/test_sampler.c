@@ -100,6 +100,47 @@ Test(sampler, greedy_ties_go_to_lowest_id)
     gl_sampler_free(s);
 }
 
+/* Greedy over vocabularies wider than the argmax's lanes, with a tail: the
+ * first id of the largest value wherever it sits, NaN never, +inf first. */
+Test(sampler, greedy_wide_vocab_first_max)
+{
+    gl_sampler_params p = plain();
+    p.temp = 0.0f;
+    const int sizes[3] = { 16, 1000, 1037 };
+    unsigned r = 12345u;
+    for (int si = 0; si < 3; si++) {
+        const int n = sizes[si];
+        gl_sampler *s = make(n, &p);
+        float *z = malloc(sizeof *z * (size_t)n);
+        cr_assert_not_null(z);
+        for (int trial = 0; trial < 200; trial++) {
+            for (int i = 0; i < n; i++) {
+                r = r * 1664525u + 1013904223u;
+                z[i] = (float)(int)(r >> 28) - 8.0f; /* few values: many ties */
+            }
+            r = r * 1664525u + 1013904223u;
+            const int a = (int)(r % (unsigned)n), b = (int)((r >> 12) % (unsigned)n);
+            if (trial % 4 == 1)
+                z[a] = NAN;
+            if (trial % 4 == 2) {
+                z[a] = INFINITY;
+                z[b] = INFINITY;
+            }
+            if (trial % 4 == 3) {
+                z[a] = 100.0f; /* one clear winner, maybe in the tail */
+                z[n - 1] = 100.0f;
+            }
+            int want = -1;
+            for (int i = 0; i < n; i++)
+                if (z[i] == z[i] && (want < 0 || z[i] > z[want]))
+                    want = i;
+            cr_assert_eq(gl_sampler_sample(s, z, NULL, 0), want, "n %d trial %d", n, trial);
+        }
+        free(z);
+        gl_sampler_free(s);
+    }
+}
+
 Test(sampler, temperature_sharpens)
 {
     gl_sampler_params p = plain();
