@@ -69,7 +69,7 @@ int cmd_batch(int argc, char **argv)
     const char *model = NULL, *input = NULL, *output = NULL, *backend = NULL;
     long long max_batch = 8, threads = 0, n_ctx = 0, keep = 0, budget = 256;
     int cache_type = GL_CACHE_F16;
-    for (int i = 0; i < argc; i++) {
+    for (int i = 0; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("usage: genloop batch -m MODEL --input prompts.jsonl [--output out.jsonl] "
@@ -112,7 +112,6 @@ int cmd_batch(int argc, char **argv)
         }
         if (!ok)
             return EXIT_USAGE;
-        i++;
     }
     if (!model || !input) {
         cli_error("batch: missing %s", !model ? "-m MODEL" : "--input FILE");
@@ -270,7 +269,7 @@ int cmd_batch(int argc, char **argv)
         }
     }
 
-    lat = malloc(sizeof *lat * (size_t)(n_jobs ? n_jobs : 1));
+    lat = malloc(sizeof *lat * (n_jobs > 0 ? (size_t)n_jobs : 1));
     int n_done = 0;
     while (n_done < n_jobs) {
         if (gl_engine_step(e, &err)) {

@@ -416,7 +416,7 @@ static int parse_chat(int argc, char **argv, chat_opts *o)
                       .min_p = 0.05,
                       .repeat_penalty = 1.0,
                       .repeat_last_n = 64 };
-    for (int i = 0; i < argc; i++) {
+    for (int i = 0; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(chat_usage, stdout);
@@ -472,7 +472,6 @@ static int parse_chat(int argc, char **argv, chat_opts *o)
         }
         if (!ok)
             return EXIT_USAGE;
-        i++;
     }
     if (!o->model) {
         fprintf(stderr, "genloop: error: missing -m MODEL (see 'genloop chat --help')\n");

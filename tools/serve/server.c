@@ -89,7 +89,7 @@ static int parse_opts(int argc, char **argv, serve_opts *o)
                        .max_body = 1 << 20,
                        .max_header = 16 << 10 };
     long long max_tokens = 0;
-    for (int i = 0; i < argc; i++) {
+    for (int i = 0; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
@@ -137,7 +137,6 @@ static int parse_opts(int argc, char **argv, serve_opts *o)
         }
         if (!ok)
             return EXIT_USAGE;
-        i++;
     }
     o->max_tokens = (int)max_tokens; /* 0: the context size, known once loaded */
     return 0;
