@@ -59,14 +59,20 @@ int main(int argc, char **argv)
             s.group = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
             only = argv[++i];
-        else {
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: attn_stream [--mb SIZE] [--ctx T] [--head-dim D] [--group G] "
+                   "[--backend NAME]\n");
+            return 0;
+        } else {
             fprintf(stderr, "usage: attn_stream [--mb SIZE] [--ctx T] [--head-dim D] [--group G] "
                             "[--backend NAME]\n");
             return 2;
         }
     }
-    if (s.ctx < 1 || s.hd < 1 || s.hd > 1024 || s.group < 1 || s.group > 64 || mb < 1) {
-        fprintf(stderr, "attn_stream: sizes out of range\n");
+    if (s.ctx < 1 || s.ctx > (1 << 24) || s.hd < 1 || s.hd > 1024 || s.group < 1 || s.group > 64 ||
+        mb < 1 || mb > (1 << 20)) {
+        fprintf(stderr, "attn_stream: out of range: --mb 1..1048576, --ctx 1..16777216, "
+                        "--head-dim 1..1024, --group 1..64\n");
         return 2;
     }
     const size_t per_item = (size_t)s.ctx * s.hd * sizeof(uint16_t); /* K or V */
@@ -79,8 +85,10 @@ int main(int argc, char **argv)
     float *q = malloc(sizeof *q * (size_t)(s.group * s.hd));
     float *scores = malloc(sizeof *scores * (size_t)s.group * (size_t)s.ctx);
     float *out = malloc(sizeof *out * (size_t)(s.group * s.hd));
-    if (!kc || !vc || !q || !scores || !out)
+    if (!kc || !vc || !q || !scores || !out) {
+        fprintf(stderr, "attn_stream: cannot allocate %zu MiB of cache\n", mb);
         return 1;
+    }
     /* values in [-1, 1) as F16 */
     uint64_t r = 88172645463325252ull;
     for (size_t i = 0; i < s.items * per_item / 2; i++) {
