@@ -6,7 +6,11 @@
  *           exceed --mb (default 1024 MiB), so weights come from DRAM;
  *   "hot":  one copy, read again and again (cache-resident if it fits).
  *   matvec [--mb SIZE] [-t THREADS] [--backend NAME] [--type T[,T...]]
- * (default types q4_0,q8_0; "all": every quantized type a backend runs) */
+ *          [--tune NAME[,NAME...]|all] [--rounds R]
+ * (default types q4_0,q8_0; "all": every quantized type a backend runs).
+ * --tune compares decode tunes (src/tune.h; default: the one this CPU
+ * gets; "all": every preset with 512- and 256-bit products): each round
+ * times every tune once, the best of --rounds (default 3) counts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,11 +93,35 @@ static int mv_wanted(const char *list, int ti)
     return 0;
 }
 
+/* One measured configuration: a kernel table (backend + tune) and, for a
+ * layout, its own repacked copies of the matrices. */
+typedef struct mv_cfg {
+    gl_kernels k;
+    char tune[32];
+    int layout;
+    unsigned char *base;
+    double best_cold, best_hot;
+} mv_cfg;
+
+/* Best time per call of `calls` products over the copies at base (cold:
+ * cycling through ncopies; hot: copy 0 only). */
+static double mv_time(gl_threadpool *pool, mv_task *t, unsigned char *base, size_t wbytes,
+                      size_t ncopies, int hot)
+{
+    const int calls = hot ? 200 : (int)(ncopies < 200 ? ncopies * 2 : 400);
+    const double t0 = bw_now();
+    for (int i = 0; i < calls; i++) {
+        t->w = base + (hot ? 0 : (size_t)i % ncopies * wbytes);
+        gl_threadpool_run(pool, mv_worker, t);
+    }
+    return (bw_now() - t0) / calls;
+}
+
 int main(int argc, char **argv)
 {
     size_t mb = 1024;
-    int threads = gl_physical_cores();
-    const char *only = NULL, *tlist = NULL;
+    int threads = gl_physical_cores(), rounds = 3;
+    const char *only = NULL, *tlist = NULL, *tunes = NULL;
     int rows_override =
         0; /* --rows R: R rows (small: the "hot" column then times the kernel in L2) */
     for (int i = 1; i < argc; i++) {
@@ -107,16 +135,48 @@ int main(int argc, char **argv)
             tlist = argv[++i];
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
             rows_override = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tune") && i + 1 < argc)
+            tunes = argv[++i];
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
         else {
-            fprintf(stderr,
-                    "usage: matvec [--mb SIZE] [-t THREADS] [--backend NAME] [--type T,...|all] "
-                    "[--rows R]\n");
+            fprintf(stderr, "usage: matvec [--mb SIZE] [-t THREADS] [--backend NAME] "
+                            "[--type T,...|all] [--rows R] [--tune NAME,...|all] [--rounds R]\n");
             return 2;
         }
     }
+    if (threads < 1 || rounds < 1 || rounds > 100 || mb < 16) {
+        fprintf(stderr, "matvec: -t, --rounds (1..100) and --mb (>= 16) out of range\n");
+        return 2;
+    }
+    /* the tunes to compare: the one this CPU gets, a list, or all presets */
+    gl_tune tl[16];
+    int n_tunes = 0;
+    if (!tunes) {
+        if (gl_tune_auto(&tl[n_tunes++], NULL) != GL_OK)
+            tl[0] = (gl_tune){ 0, 0 };
+    } else if (!strcmp(tunes, "all")) {
+        for (int i = 0; i < GL_TUNE_COUNT && n_tunes + 2 <= 16; i++) {
+            tl[n_tunes++] = (gl_tune){ (uint8_t)i, 0 };
+            tl[n_tunes++] = (gl_tune){ (uint8_t)i, 1 };
+        }
+    } else {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", tunes);
+        for (char *tok = strtok(buf, ","); tok && n_tunes < 16; tok = strtok(NULL, ",")) {
+            gl_error err;
+            if (gl_tune_parse(tok, &tl[n_tunes++], &err) != GL_OK) {
+                fprintf(stderr, "matvec: %s\n", err.msg);
+                return 2;
+            }
+        }
+    }
     const size_t arena = mb << 20;
-    unsigned char *buf = bw_alloc(arena), *pbuf = bw_alloc(arena);
-    if (!buf || !pbuf)
+    unsigned char *buf = bw_alloc(arena);
+    unsigned char *pbufs[16] = { 0 }; /* per distinct layout of the tunes */
+    int pbuf_layout[16];
+    int n_pbufs = 0;
+    if (!buf)
         return 1;
     /* plausible blocks: random quants, d = 2^-7 */
     uint64_t s = 88172645463325252ull;
@@ -145,11 +205,20 @@ int main(int argc, char **argv)
     static const struct {
         int n, rows;
     } shapes[] = { { 2048, 5632 }, { 5632, 2048 } };
-    printf("%-13s %-7s %-10s %3s %10s %9s %6s %9s\n", "backend", "type", "n x rows", "thr",
-           "us/call", "GB/s cold", "of bw", "GB/s hot");
+    printf("%-13s %-12s %-7s %-10s %3s %10s %9s %6s %9s\n", "backend", "tune", "type", "n x rows",
+           "thr", "us/call", "GB/s cold", "of bw", "GB/s hot");
     for (int bi = 0; bi < nb; bi++) {
-        gl_kernels k;
-        if ((only && strcmp(only, names[bi])) || gl_kernels_init(&k, names[bi], NULL) != GL_OK)
+        if (only && strcmp(only, names[bi]))
+            continue;
+        mv_cfg cfg[16];
+        int n_cfg = 0;
+        for (int i = 0; i < n_tunes; i++)
+            if (gl_kernels_init_tuned(&cfg[n_cfg].k, names[bi], tl[i], NULL) == GL_OK)
+                gl_tune_format(tl[i], cfg[n_cfg++].tune, sizeof cfg[0].tune);
+        /* generic's kernels are the same whatever the tune */
+        if (!strcmp(names[bi], "generic"))
+            n_cfg = n_cfg > 1 ? 1 : n_cfg;
+        if (!n_cfg)
             continue;
         for (int ti = 0; ti < (threads > 1 ? 2 : 1); ti++) {
             gl_threadpool *pool;
@@ -157,15 +226,15 @@ int main(int argc, char **argv)
                 return 1;
             for (int ty = 0; ty < 2 * MV_NTYPES; ty++)
                 for (int si = 0; si < 2; si++) {
-                    /* ty >= MV_NTYPES: the same matrices repacked, where the backend uses a layout
-                     */
+                    /* ty >= MV_NTYPES: the same matrices repacked, where the backend uses a
+                     * layout (per tune: +ymm may pick another) */
                     const int tix = ty % MV_NTYPES, type = mv_types[tix].type;
                     const int n = shapes[si].n;
                     const int rows =
                         rows_override > 0 ? (rows_override + 15) / 16 * 16 : shapes[si].rows;
-                    const int layout = ty >= MV_NTYPES ? k.repack[type].layout : 0;
-                    if (!mv_wanted(tlist, tix) || !k.matmul[type] ||
-                        (ty >= MV_NTYPES && !k.repack[type].use))
+                    const gl_kernels *k0 = &cfg[0].k;
+                    if (!mv_wanted(tlist, tix) || !k0->matmul[type] ||
+                        (ty >= MV_NTYPES && !k0->repack[type].use))
                         continue;
                     const size_t bsz = mv_types[tix].bytes;
                     const size_t wrb = (size_t)n / (size_t)mv_types[tix].qk * bsz;
@@ -178,49 +247,63 @@ int main(int argc, char **argv)
                             if (mv_types[tix].moff >= 0)
                                 memcpy(buf + c * wbytes + b * bsz + mv_types[tix].moff, &d, 2);
                         }
-                    const int act = k.act_type[type];
+                    const int act = k0->act_type[type];
                     void *x = malloc(gl_act_row_bytes(act, n));
                     float *y = malloc((size_t)rows * sizeof(float));
                     float *xf = malloc((size_t)n * sizeof(float));
+                    if (!x || !y || !xf)
+                        return 1;
                     for (int i = 0; i < n; i++) /* finite activations */
                         xf[i] = (float)((i * 37) % 101 - 50) * 0.01f;
-                    k.quantize_act[act](xf, x, n);
+                    k0->quantize_act[act](xf, x, n);
                     free(xf);
-                    if (layout)
-                        for (size_t c = 0; c < ncopies; c++)
-                            k.repack[type].fn(pbuf + c * wbytes, buf + c * wbytes, wrb, n, rows, 0,
-                                              rows / k.repack[type].rows);
-                    unsigned char *base = layout ? pbuf : buf;
-                    mv_task t = { .k = &k,
-                                  .type = type,
-                                  .n = n,
-                                  .rows = rows,
-                                  .wrb = wrb,
-                                  .x = x,
-                                  .y = y,
-                                  .layout = layout,
-                                  .grows = k.repack[type].rows };
-                    double gbs[2];
-                    for (int hot = 0; hot < 2; hot++) {
-                        const int calls = hot ? 200 : (int)(ncopies < 200 ? ncopies * 2 : 400);
-                        double best = 1e30;
-                        for (int rep = 0; rep < 3; rep++) {
-                            const double t0 = bw_now();
-                            for (int i = 0; i < calls; i++) {
-                                t.w = base + (hot ? 0 : (size_t)i % ncopies * wbytes);
-                                gl_threadpool_run(pool, mv_worker, &t);
-                            }
-                            const double dt = (bw_now() - t0) / calls;
-                            if (dt < best)
-                                best = dt;
+                    n_pbufs = 0;
+                    for (int c = 0; c < n_cfg; c++) {
+                        const gl_kernels *k = &cfg[c].k;
+                        cfg[c].layout = ty >= MV_NTYPES ? k->repack[type].layout : 0;
+                        cfg[c].base = buf;
+                        cfg[c].best_cold = cfg[c].best_hot = 1e30;
+                        if (!cfg[c].layout)
+                            continue;
+                        int pb = 0;
+                        while (pb < n_pbufs && pbuf_layout[pb] != cfg[c].layout)
+                            pb++;
+                        if (pb == n_pbufs) { /* first tune with this layout: repack */
+                            if (!pbufs[pb] && !(pbufs[pb] = bw_alloc(arena)))
+                                return 1;
+                            pbuf_layout[n_pbufs++] = cfg[c].layout;
+                            for (size_t cp = 0; cp < ncopies; cp++)
+                                k->repack[type].fn(pbufs[pb] + cp * wbytes, buf + cp * wbytes, wrb,
+                                                   n, rows, 0, rows / k->repack[type].rows);
                         }
-                        gbs[hot] = (double)wbytes / best * 1e-9;
-                        if (!hot)
-                            printf("%-13s %-7s %4dx%-5d %3d %10.1f %9.1f %5.0f%%", names[bi],
-                                   layout_name(tix, layout), n, rows, nths[ti], best * 1e6, gbs[0],
-                                   100 * gbs[0] / bw[ti]);
+                        cfg[c].base = pbufs[pb];
                     }
-                    printf(" %9.1f\n", gbs[1]);
+                    /* interleaved rounds: every tune once per round, so a drift of
+                     * the machine's bandwidth reaches them all alike */
+                    for (int r = 0; r < rounds; r++)
+                        for (int c = 0; c < n_cfg; c++)
+                            for (int hot = 0; hot < 2; hot++) {
+                                mv_task t = { .k = &cfg[c].k,
+                                              .type = type,
+                                              .n = n,
+                                              .rows = rows,
+                                              .wrb = wrb,
+                                              .x = x,
+                                              .y = y,
+                                              .layout = cfg[c].layout,
+                                              .grows = cfg[c].k.repack[type].rows };
+                                const double dt =
+                                    mv_time(pool, &t, cfg[c].base, wbytes, ncopies, hot);
+                                double *best = hot ? &cfg[c].best_hot : &cfg[c].best_cold;
+                                *best = dt < *best ? dt : *best;
+                            }
+                    for (int c = 0; c < n_cfg; c++) {
+                        const double cold = (double)wbytes / cfg[c].best_cold * 1e-9;
+                        printf("%-13s %-12s %-7s %4dx%-5d %3d %10.1f %9.1f %5.0f%% %9.1f\n",
+                               names[bi], cfg[c].tune, layout_name(tix, cfg[c].layout), n, rows,
+                               nths[ti], cfg[c].best_cold * 1e6, cold, 100 * cold / bw[ti],
+                               (double)wbytes / cfg[c].best_hot * 1e-9);
+                    }
                     free(x);
                     free(y);
                 }
@@ -228,6 +311,7 @@ int main(int argc, char **argv)
         }
     }
     free(buf);
-    free(pbuf);
+    for (int i = 0; i < 16; i++)
+        free(pbufs[i]);
     return 0;
 }

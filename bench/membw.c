@@ -1,5 +1,7 @@
 /* membw — memory read bandwidth: streams a buffer (1 GiB by default) with
- * 256-bit loads on 1 and on all threads, best of N passes.
+ * 256-bit loads on 1 and on all threads, best of N passes per read style
+ * (one plain stream per thread; eight and four streams prefetched as each
+ * decode tune's kernels prefetch, src/tune.h).
  *   membw [--mb SIZE] [--reps N] [-t THREADS] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +38,18 @@ int main(int argc, char **argv)
         gl_threadpool *pool;
         if (gl_threadpool_create(&pool, nth, NULL) != GL_OK)
             return 1;
-        printf("membw: %zu MiB, %d thread%s: %.1f GB/s (best of %d)\n", mb, nth, nth > 1 ? "s" : "",
-               bw_measure(pool, buf, bytes, reps), reps);
+        double best[BW_STYLES], top = 0;
+        bw_measure_styles(pool, buf, bytes, reps, best);
+        for (int i = 0; i < BW_STYLES; i++)
+            top = best[i] > top ? best[i] : top;
+        printf("membw: %zu MiB, %d thread%s: %.1f GB/s (best of %d; plain %.1f", mb, nth,
+               nth > 1 ? "s" : "", top, reps, best[0]);
+        for (int i = 1; i < BW_STYLES; i++) {
+            int tune;
+            const int ns = bw_style(i, &tune);
+            printf(", %d x %s-prefetched %.1f", ns, gl_tunes[tune].name, best[i]);
+        }
+        printf(")\n");
         gl_threadpool_free(pool);
         if (nth == threads)
             break;

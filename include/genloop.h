@@ -53,6 +53,17 @@ GL_API const char *gl_backend_default(void);
 GL_API gl_status gl_backend_check(const char *name, gl_error *err);
 /* Space-separated list of the CPU features detected, e.g. "sse4.2 avx avx2 fma f16c". */
 GL_API const char *gl_cpu_features(void);
+/* The CPU's identity as the tune is chosen by: "AuthenticAMD family 1Ah
+ * model 02h" (x86: CPUID vendor, display family and model). */
+GL_API const char *gl_cpu_model(void);
+/* The decode tune a model loaded now uses (prefetch distances and hints,
+ * streams per thread, 256- or 512-bit products: speed only, never
+ * results): GENLOOP_TUNE when set (verbatim: "zen", "default+ymm", ...),
+ * else the preset for this CPU's vendor, family and model. */
+GL_API const char *gl_tune_default(void);
+/* One line on the named tune (what it is for, its numbers) into buf;
+ * fails naming the presets for an unknown name. */
+GL_API gl_status gl_tune_describe(const char *name, char *buf, size_t cap, gl_error *err);
 
 /* ---- models ------------------------------------------------------------ */
 

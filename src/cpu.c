@@ -8,7 +8,9 @@
 
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 static uint32_t cpu_flags;
+static gl_cpu_id cpu_id;
 static char cpu_feature_names[256];
+static char cpu_model_name[64];
 
 static const struct {
     uint32_t flag;
@@ -26,6 +28,13 @@ static const struct {
 static void detect(void)
 {
     cpu_flags = gl_cpu_detect_arch();
+    cpu_id.family = cpu_id.model = -1;
+    gl_cpu_identify_arch(&cpu_id);
+    if (cpu_id.family >= 0)
+        snprintf(cpu_model_name, sizeof cpu_model_name, "%s family %02Xh model %02Xh",
+                 cpu_id.vendor, cpu_id.family, cpu_id.model);
+    else
+        strcpy(cpu_model_name, "(no CPUID: not x86)");
     size_t len = 0;
     for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++) {
         if (!(cpu_flags & flag_names[i].flag))
@@ -49,4 +58,16 @@ const char *gl_cpu_features(void)
 {
     pthread_once(&cpu_once, detect);
     return cpu_feature_names;
+}
+
+const gl_cpu_id *gl_cpu_identity(void)
+{
+    pthread_once(&cpu_once, detect);
+    return &cpu_id;
+}
+
+const char *gl_cpu_model(void)
+{
+    pthread_once(&cpu_once, detect);
+    return cpu_model_name;
 }

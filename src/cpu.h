@@ -1,5 +1,5 @@
-/* CPU features, detected once. The only global mutable state the library
- * owns is this table, written under pthread_once. */
+/* CPU features and identity, detected once. The only global mutable state
+ * the library owns is this table, written under pthread_once. */
 #ifndef GENLOOP_SRC_CPU_H
 #define GENLOOP_SRC_CPU_H
 
@@ -24,7 +24,22 @@ enum gl_cpu_flag {
 /* Flags of this CPU, with OS support for the register state checked. */
 uint32_t gl_cpu_flags(void);
 
+/* Who made the core and which one it is: what the decode tuning is chosen
+ * by (src/tune.h). x86: the CPUID vendor string and the display family and
+ * model (base + extended, as vendors' documents number them); elsewhere an
+ * empty vendor and -1. */
+typedef struct gl_cpu_id {
+    char vendor[16];
+    int family, model;
+} gl_cpu_id;
+
+/* This CPU's identity, detected once with the flags. */
+const gl_cpu_id *gl_cpu_identity(void);
+
 /* Implemented per architecture (arch/x86/cpu.c, arch/arm/cpu.c, or a stub). */
 uint32_t gl_cpu_detect_arch(void);
+void gl_cpu_identify_arch(gl_cpu_id *id);
+/* The tune (src/tune.h, enum gl_tune_id) for a CPU of this identity and flags. */
+int gl_cpu_tune_arch(const gl_cpu_id *id, uint32_t flags);
 
 #endif

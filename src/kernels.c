@@ -124,12 +124,24 @@ gl_status gl_backend_check(const char *name, gl_error *err)
 
 gl_status gl_kernels_init(gl_kernels *k, const char *backend, gl_error *err)
 {
+    gl_tune tune;
+    gl_status st = gl_tune_auto(&tune, err);
+    if (st != GL_OK)
+        return st;
+    return gl_kernels_init_tuned(k, backend, tune, err);
+}
+
+gl_status gl_kernels_init_tuned(gl_kernels *k, const char *backend, gl_tune tune, gl_error *err)
+{
     if (!backend || !*backend)
         backend = gl_backend_default();
     gl_status st = gl_backend_check(backend, err);
     if (st != GL_OK)
         return st;
+    if (tune.id >= GL_TUNE_COUNT)
+        return gl_fail(err, GL_ERR_ARG, "tune %d is out of range", tune.id);
     gl_kernels_init_generic(k);
+    k->tune = tune;
     find_backend(backend)->init(k);
     /* one Q8_0 activation quantizer: a backend overrides quantize_q8_0 */
     k->quantize_act[GL_ACT_Q8_0] = k->quantize_q8_0;

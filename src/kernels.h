@@ -25,6 +25,7 @@
 
 #include "gguf.h"
 #include "quant.h"
+#include "tune.h"
 
 /* Quantizes n floats (n % 32 == 0) to Q8_0 blocks, per block of 32:
  *   amax = max |x|, d = amax / 127 (stored as half, round to nearest even),
@@ -242,6 +243,7 @@ enum gl_kv_type { GL_KV_F32 = 0, GL_KV_F16 = 1, GL_KV_TYPE_COUNT, GL_KV_Q8_0 = G
 
 typedef struct gl_kernels {
     const char *name; /* backend name */
+    gl_tune tune;     /* the decode tune its kernels were picked for (src/tune.h) */
     gl_quantize_fn quantize_q8_0;
     gl_matmul_fn matmul[GGUF_T_COUNT]; /* NULL: type not supported     */
     gl_dequant_fn dequant[GGUF_T_COUNT];
@@ -302,7 +304,11 @@ static inline void gl_kernels_prefer_layout(gl_kernels *k, int layout)
 void gl_kernels_init_generic(gl_kernels *k);
 
 /* Fills k for the named backend ("generic", "avx2", ...), or fails when the
- * build lacks it or the CPU cannot run it. */
+ * build lacks it or the CPU cannot run it. The kernels are the ones of the
+ * decode tune gl_tune_auto picks (GENLOOP_TUNE, else the CPU's). */
 gl_status gl_kernels_init(gl_kernels *k, const char *backend, gl_error *err);
+/* The same with the given tune (tests and benchmarks compare tunes). A
+ * backend reads k->tune in its init to pick each slot's instance. */
+gl_status gl_kernels_init_tuned(gl_kernels *k, const char *backend, gl_tune tune, gl_error *err);
 
 #endif

@@ -7,7 +7,12 @@
  * for any r0/r1 split, batch size or run split). A plain program: no fork,
  * no Criterion, so it also runs under qemu-user.
  *
- *   checkkernels [--seed N] [--backend NAME] [--slot PREFIX] [-v] [--bench]
+ *   checkkernels [--seed N] [--backend NAME] [--slot PREFIX] [--tune NAME] [-v] [--bench]
+ *
+ * Every backend runs under every decode tune (src/tune.h: each preset with
+ * 512- and 256-bit products): after the first, a tune's table is checked
+ * where it has kernels no earlier tune had, so every instance is compared
+ * with generic, with the same inputs. --tune checks one tune only.
  *
  * The RNG is reseeded per (slot, case), so every backend sees identical
  * inputs, and a failure is reproduced by passing the printed seed.
@@ -54,7 +59,7 @@
 
 static struct {
     uint64_t seed;
-    const char *backend, *slot;
+    const char *backend, *slot, *tune;
     int verbose, bench;
 } opt;
 
@@ -2009,7 +2014,8 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: checkkernels [--seed N] [--backend NAME] [--slot PREFIX] [-v] [--bench]\n");
+            "usage: checkkernels [--seed N] [--backend NAME] [--slot PREFIX] [--tune NAME] [-v] "
+            "[--bench]\n");
     exit(2);
 }
 
@@ -2023,6 +2029,8 @@ int main(int argc, char **argv)
             opt.backend = argv[++i];
         else if (!strcmp(argv[i], "--slot") && i + 1 < argc)
             opt.slot = argv[++i];
+        else if (!strcmp(argv[i], "--tune") && i + 1 < argc)
+            opt.tune = argv[++i];
         else if (!strcmp(argv[i], "-v"))
             opt.verbose = 1;
         else if (!strcmp(argv[i], "--bench"))
@@ -2043,6 +2051,25 @@ int main(int argc, char **argv)
     int passed = 0, failed = 0;
     int ran[16] = { 0 };
     gl_kernels tabs[16];
+    /* the tunes: this CPU's first (its table is the one --bench times), then
+     * every preset with 512- and 256-bit products */
+    gl_tune tunes[2 * GL_TUNE_COUNT + 1];
+    int n_tunes = 0;
+    if (opt.tune) {
+        if (gl_tune_parse(opt.tune, &tunes[n_tunes++], &err) != GL_OK) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 2;
+        }
+    } else {
+        if (gl_tune_auto(&tunes[n_tunes++], &err) != GL_OK) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 2;
+        }
+        for (int i = 0; i < GL_TUNE_COUNT; i++)
+            for (int y = 0; y < 2; y++)
+                if (tunes[0].id != i || tunes[0].ymm != y)
+                    tunes[n_tunes++] = (gl_tune){ (uint8_t)i, (uint8_t)y };
+    }
     for (int bi = 0; bi < nbk; bi++) {
         if (opt.backend && strcmp(opt.backend, names[bi]) && strcmp(names[bi], "generic"))
             continue;
@@ -2050,77 +2077,102 @@ int main(int argc, char **argv)
             printf("%s: skipped (%s)\n", names[bi], err.msg);
             continue;
         }
-        if (gl_kernels_init(&tabs[bi], names[bi], &err) != GL_OK) {
-            printf("%s: init failed (%s)\n", names[bi], err.msg);
-            failed++;
-            continue;
-        }
-        ran[bi] = 1;
-        const gl_kernels *k = &tabs[bi];
         const int is_gen = !strcmp(names[bi], "generic");
-        if (opt.backend && is_gen && strcmp(opt.backend, "generic"))
-            continue; /* generic only as the reference */
-        printf("%s:\n", names[bi]);
-        for (int si = 0; si < n_slots; si++) {
-            const struct slot *s = &slots[si];
-            if (opt.slot && strncmp(s->name, opt.slot, strlen(opt.slot)))
-                continue;
-            if (!slot_fn(k, s)) { /* e.g. a repack the backend declines */
-                if (opt.verbose)
-                    printf("  [--]     %s (not used by this backend)\n", s->name);
-                continue;
-            }
-            const int differs = slot_fn(k, s) != slot_fn(&gen, s);
-            /* the determinism checks apply to generic too; a slot inherited
-             * unchanged from generic was already checked under generic */
-            const int has_det = s->kind == K_MATMUL || s->kind == K_MATMUL_X8 ||
-                                s->kind == K_REPACK || s->kind == K_SCORES || s->kind == K_ACCUM ||
-                                s->kind == K_SCORES_G || s->kind == K_ACCUM_G;
-            /* a group slot must equal its backend's single-head slot, so it
-             * is checked again whenever either one differs from generic's */
-            int single_differs = 0;
-            if (s->kind == K_SCORES_G || s->kind == K_ACCUM_G) {
-                const struct slot one = { s->name, s->kind == K_SCORES_G ? K_SCORES : K_ACCUM,
-                                          s->type, 0 };
-                single_differs = slot_fn(k, &one) != slot_fn(&gen, &one);
-            }
-            if (!differs && !single_differs && !(is_gen && has_det)) {
-                if (opt.verbose)
-                    printf("  [--]     %s (inherited from generic)\n", s->name);
-                continue;
-            }
-            cur_backend = names[bi];
-            cur_slot = s->name;
-            group_fail = 0;
-            mm_exact = mm_total = 0;
-            switch (s->kind) {
-            case K_QUANT: check_quantize(&gen, k, s->type); break;
-            case K_DEQUANT: check_dequant(&gen, k, s->type); break;
-            case K_MATMUL: check_matmul(&gen, k, s->type, differs, 0); break;
-            case K_MATMUL_X8: check_matmul(&gen, k, s->type, differs, s->layout); break;
-            case K_REPACK: check_repack(k, s->layout); break;
-            case K_RMSNORM: check_rmsnorm(&gen, k); break;
-            case K_SWIGLU: check_swiglu(&gen, k); break;
-            case K_SCORES: check_scores(&gen, k, s->type, differs); break;
-            case K_ACCUM: check_accum(&gen, k, s->type, differs); break;
-            case K_SCORES_G: check_scores_g(k, s->type); break;
-            case K_ACCUM_G: check_accum_g(k, s->type); break;
-            case K_LAYERNORM: check_layernorm(&gen, k); break;
-            case K_GELU: check_gelu(&gen, k); break;
-            case K_ADD_BIAS: check_add_bias(&gen, k); break;
-            case K_SOFTCAP: check_softcap(&gen, k); break;
-            case K_SOFTMAX: check_softmax(&gen, k, s->type); break;
-            case K_ROUND_F16: check_round_f16(&gen, k); break;
-            }
-            printf("  %-9s%s%s", group_fail ? "[FAILED]" : "[OK]", s->name,
-                   differs ? "" : " (determinism only)");
-            if (opt.verbose && mm_total)
-                printf("  (%zu of %zu outputs bit-equal to generic)", mm_exact, mm_total);
-            printf("\n");
-            if (group_fail)
+        gl_kernels earlier[2 * GL_TUNE_COUNT + 1];
+        for (int ti = 0; ti < n_tunes; ti++) {
+            gl_kernels *k = ti ? &earlier[ti] : &tabs[bi];
+            if (gl_kernels_init_tuned(k, names[bi], tunes[ti], &err) != GL_OK) {
+                printf("%s: init failed (%s)\n", names[bi], err.msg);
                 failed++;
-            else
-                passed++;
+                break;
+            }
+            if (ti == 0)
+                earlier[0] = *k;
+            ran[bi] = 1;
+            if (opt.backend && is_gen && strcmp(opt.backend, "generic"))
+                break; /* generic only as the reference */
+            if (ti > 0 && is_gen)
+                break; /* generic's kernels take no tune */
+            char tname[32];
+            gl_tune_format(tunes[ti], tname, sizeof tname);
+            if (ti == 0 && is_gen)
+                printf("%s:\n", names[bi]);
+            else if (ti == 0)
+                printf("%s (tune %s):\n", names[bi], tname);
+            int printed = ti == 0;
+            for (int si = 0; si < n_slots; si++) {
+                const struct slot *s = &slots[si];
+                if (opt.slot && strncmp(s->name, opt.slot, strlen(opt.slot)))
+                    continue;
+                if (!slot_fn(k, s)) { /* e.g. a repack the backend declines */
+                    if (opt.verbose && ti == 0)
+                        printf("  [--]     %s (not used by this backend)\n", s->name);
+                    continue;
+                }
+                /* a later tune: only kernels no earlier tune of this
+                 * backend had (the others were checked already) */
+                int seen = 0;
+                for (int e = 0; e < ti && !seen; e++)
+                    seen = slot_fn(k, s) == slot_fn(&earlier[e], s);
+                if (seen)
+                    continue;
+                if (!printed) {
+                    printf("%s (tune %s):\n", names[bi], tname);
+                    printed = 1;
+                }
+                const int differs = slot_fn(k, s) != slot_fn(&gen, s);
+                /* the determinism checks apply to generic too; a slot inherited
+                 * unchanged from generic was already checked under generic */
+                const int has_det = s->kind == K_MATMUL || s->kind == K_MATMUL_X8 ||
+                                    s->kind == K_REPACK || s->kind == K_SCORES ||
+                                    s->kind == K_ACCUM || s->kind == K_SCORES_G ||
+                                    s->kind == K_ACCUM_G;
+                /* a group slot must equal its backend's single-head slot, so it
+                 * is checked again whenever either one differs from generic's */
+                int single_differs = 0;
+                if (s->kind == K_SCORES_G || s->kind == K_ACCUM_G) {
+                    const struct slot one = { s->name, s->kind == K_SCORES_G ? K_SCORES : K_ACCUM,
+                                              s->type, 0 };
+                    single_differs = slot_fn(k, &one) != slot_fn(&gen, &one);
+                }
+                if (!differs && !single_differs && !(is_gen && has_det)) {
+                    if (opt.verbose)
+                        printf("  [--]     %s (inherited from generic)\n", s->name);
+                    continue;
+                }
+                cur_backend = names[bi];
+                cur_slot = s->name;
+                group_fail = 0;
+                mm_exact = mm_total = 0;
+                switch (s->kind) {
+                case K_QUANT: check_quantize(&gen, k, s->type); break;
+                case K_DEQUANT: check_dequant(&gen, k, s->type); break;
+                case K_MATMUL: check_matmul(&gen, k, s->type, differs, 0); break;
+                case K_MATMUL_X8: check_matmul(&gen, k, s->type, differs, s->layout); break;
+                case K_REPACK: check_repack(k, s->layout); break;
+                case K_RMSNORM: check_rmsnorm(&gen, k); break;
+                case K_SWIGLU: check_swiglu(&gen, k); break;
+                case K_SCORES: check_scores(&gen, k, s->type, differs); break;
+                case K_ACCUM: check_accum(&gen, k, s->type, differs); break;
+                case K_SCORES_G: check_scores_g(k, s->type); break;
+                case K_ACCUM_G: check_accum_g(k, s->type); break;
+                case K_LAYERNORM: check_layernorm(&gen, k); break;
+                case K_GELU: check_gelu(&gen, k); break;
+                case K_ADD_BIAS: check_add_bias(&gen, k); break;
+                case K_SOFTCAP: check_softcap(&gen, k); break;
+                case K_SOFTMAX: check_softmax(&gen, k, s->type); break;
+                case K_ROUND_F16: check_round_f16(&gen, k); break;
+                }
+                printf("  %-9s%s%s", group_fail ? "[FAILED]" : "[OK]", s->name,
+                       differs ? "" : " (determinism only)");
+                if (opt.verbose && mm_total)
+                    printf("  (%zu of %zu outputs bit-equal to generic)", mm_exact, mm_total);
+                printf("\n");
+                if (group_fail)
+                    failed++;
+                else
+                    passed++;
+            }
         }
     }
     if (opt.bench) {

@@ -281,6 +281,79 @@ Test(api, backend_from_the_environment)
     free(r);
 }
 
+/* GENLOOP_TUNE picks the decode tune (src/tune.h): every preset, with 512-
+ * and 256-bit products, gives the same logits bit for bit on every backend
+ * and thread count (the tunes change prefetches, streams and layouts, never
+ * arithmetic); a bad name fails the load naming the presets. */
+Test(api, tune_from_the_environment)
+{
+    const char *tunes[] = { "default", "default+ymm", "zen", "zen+ymm", "zen+zmm" };
+    const char *models[] = { "stories260K-mixQ4_0", "stories260K-mixQ8_0" };
+    const int32_t ids[8] = { 1, 403, 407, 261, 378, 432, 383, 286 };
+    const char *names[16];
+    const int nb = gl_backend_list(names, 16);
+    for (int mi = 0; mi < 2; mi++)
+        for (int b = 0; b < nb; b++) {
+            if (gl_backend_check(names[b], NULL) != GL_OK)
+                continue;
+            float *ref = NULL;
+            for (int t = 0; t < 5; t++)
+                for (int nth = 1; nth <= 2; nth++) {
+                    setenv("GENLOOP_TUNE", tunes[t], 1);
+                    cr_expect_str_eq(gl_tune_default(), tunes[t]);
+                    gl_model *m = load(models[mi], names[b]);
+                    const int V = gl_model_n_vocab(m);
+                    gl_ctx_params cp = gl_ctx_default_params();
+                    cp.n_ctx = 32;
+                    cp.n_threads = nth;
+                    gl_ctx *c;
+                    gl_error err;
+                    cr_assert_eq(gl_ctx_create(&c, m, &cp, &err), GL_OK, "%s", err.msg);
+                    float *lg = malloc(sizeof *lg * (size_t)V * 8);
+                    cr_assert_eq(gl_ctx_eval(c, ids, 8, lg, true, &err), GL_OK, "%s", err.msg);
+                    if (!ref) {
+                        ref = lg;
+                    } else {
+                        cr_expect_eq(memcmp(lg, ref, sizeof *lg * (size_t)V * 8), 0,
+                                     "%s, backend %s, tune %s, %d threads: logits differ",
+                                     models[mi], names[b], tunes[t], nth);
+                        free(lg);
+                    }
+                    gl_ctx_free(c);
+                    gl_model_free(m);
+                }
+            free(ref);
+        }
+    char desc[256];
+    gl_error err;
+    cr_expect_eq(gl_tune_describe("zen+ymm", desc, sizeof desc, &err), GL_OK, "%s", err.msg);
+    cr_expect(strstr(desc, "zen+ymm") && strstr(desc, "256-bit"), "%s", desc);
+    setenv("GENLOOP_TUNE", "no-such-core", 1);
+    gl_model *m;
+    cr_expect_eq(gl_model_load(&m, model_path("stories260K"), NULL, &err), GL_ERR_ARG);
+    cr_expect(strstr(err.msg, "GENLOOP_TUNE") && strstr(err.msg, "no-such-core") &&
+                  strstr(err.msg, "zen"),
+              "%s", err.msg);
+    setenv("GENLOOP_TUNE", "zen+xmm", 1);
+    cr_expect_eq(gl_model_load(&m, model_path("stories260K"), NULL, &err), GL_ERR_ARG);
+    cr_expect(strstr(err.msg, "+xmm"), "%s", err.msg);
+    cr_expect_eq(gl_tune_describe("zen+xmm", desc, sizeof desc, &err), GL_ERR_ARG);
+
+    /* the CLI reports the tune and refuses a bad one */
+    run_out *r = malloc(sizeof *r);
+    setenv("GENLOOP_TUNE", "zen+ymm", 1);
+    RUN(r, NULL, "info");
+    cr_expect(strstr(r->out, "\ntune: zen+ymm (") && strstr(r->out, "\ncpu: "), "%s", r->out);
+    setenv("GENLOOP_TUNE", "no-such-core", 1);
+    RUN(r, NULL, "run", "-m", model_path("stories260K"), "-p", "x", "-n", "1");
+    cr_expect_eq(r->status, 1);
+    cr_expect(strstr(r->err, "genloop: error:") && strstr(r->err, "no-such-core"), "%s", r->err);
+    unsetenv("GENLOOP_TUNE");
+    RUN(r, NULL, "info");
+    cr_expect(strstr(r->out, "\ntune: "), "%s", r->out);
+    free(r);
+}
+
 /* GENLOOP_REPACK=0 / all / unset: the same logits, and repacking happens
  * exactly when asked (Q4_0 / Q8_0 matrices, backend with packed kernels or
  * "all"). */

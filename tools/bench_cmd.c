@@ -173,7 +173,7 @@ static bool parse_list(const char *flag, const char *s, long long lo, long long 
 typedef struct bench_row {
     const char *model;
     char model_name[128], model_type[32], label[192];
-    const char *backend, *cpu;
+    const char *backend, *cpu, *tune;
     uint64_t model_bytes;
     int threads, n_prompt, n_gen, batch, reps;
     double pre_mean, pre_std, dec_mean, dec_std, ttft_ms, load_ms, load_first_ms;
@@ -361,6 +361,8 @@ static void json_row(const bench_row *r, bool series)
     json_write_str(stdout, r->model_name, strlen(r->model_name));
     printf(", \"cpu\": ");
     json_write_str(stdout, r->cpu, strlen(r->cpu));
+    printf(", \"tune\": ");
+    json_write_str(stdout, r->tune, strlen(r->tune));
     printf(", \"model_type\": \"%s\", \"model_bytes\": %llu, \"backend\": \"%s\", "
            "\"threads\": %d, \"batch\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"reps\": %d, "
            "\"prefill_tok_s\": %.2f, \"prefill_tok_s_std\": %.2f, \"decode_tok_s\": %.2f, "
@@ -445,8 +447,9 @@ static void print_rows(const bench_row *rows, int n, int fmt, int bw_threads)
 static void print_legacy(const bench_row *r)
 {
     const double bw = r->bw;
-    printf("model %s (%s, %s, %.1f MiB), backend %s, %d threads, cpu %s\n", r->model, r->model_name,
-           r->model_type, r->model_bytes / 1048576.0, r->backend, r->threads, r->cpu);
+    printf("model %s (%s, %s, %.1f MiB), backend %s, %d threads, cpu %s, tune %s\n", r->model,
+           r->model_name, r->model_type, r->model_bytes / 1048576.0, r->backend, r->threads, r->cpu,
+           r->tune);
     printf("prefill  %6d tok: %10.2f ± %.2f tok/s   (time to first token %.2f ms)\n", r->n_prompt,
            r->pre_mean, r->pre_std, r->ttft_ms);
     printf("decode   %6d tok: %10.2f ± %.2f tok/s   latency p50 %.3f p90 %.3f p99 %.3f ms\n",
@@ -650,6 +653,7 @@ int cmd_bench(int argc, char **argv)
                         snprintf(r->model_name, sizeof r->model_name, "%s", info.name);
                         model_type(&info, r->model_type, sizeof r->model_type);
                         r->backend = info.backend;
+                        r->tune = gl_tune_default();
                         r->model_bytes = info.file_bytes;
                         r->threads = (int)lt.v[ti];
                         r->n_prompt = (int)lp.v[pi];

@@ -667,6 +667,15 @@ static int cmd_info(int argc, char **argv)
         printf("%s%s%s", i ? " " : "", names[i], ok ? "" : "(unavailable)");
     }
     printf("\nbackend: %s\n", o.backend ? o.backend : gl_backend_default());
+    {
+        char tune[256];
+        gl_error terr;
+        printf("cpu: %s\n", gl_cpu_model());
+        if (gl_tune_describe(gl_tune_default(), tune, sizeof tune, &terr) == GL_OK)
+            printf("tune: %s%s\n", tune, getenv("GENLOOP_TUNE") ? " [GENLOOP_TUNE]" : "");
+        else
+            printf("tune: %s\n", terr.msg);
+    }
     if (!o.model)
         return 0;
     gl_model *m = NULL;

@@ -26,3 +26,17 @@ uint32_t gl_cpu_detect_arch(void)
         f |= GL_CPU_I8MM;
     return f;
 }
+
+/* The NEON kernels do not prefetch: one tune. (MIDR_EL1 would name the
+ * core, should a NEON kernel ever want per-core parameters.) */
+void gl_cpu_identify_arch(gl_cpu_id *id)
+{
+    (void)id;
+}
+
+int gl_cpu_tune_arch(const gl_cpu_id *id, uint32_t flags)
+{
+    (void)id;
+    (void)flags;
+    return 0; /* GL_TUNE_DEFAULT */
+}

@@ -10,15 +10,15 @@ void gl_kernels_init_avx2(gl_kernels *k);
 GL_DECL_QUANTIZE_FN(gl_quantize_q8_0_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q8_0_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q4_0_avx2);
-GL_DECL_MATMUL_FN(gl_matmul_q4_0_x8_avx2);
+/* packed.c, kpacked.c: one instance per decode tune (src/tune.h) */
+extern const gl_matmul_fn gl_matmul_q4_0_x8_avx2_tuned[GL_TUNE_COUNT];
+extern const gl_matmul_fn gl_matmul_q8_0_x8_avx2_tuned[GL_TUNE_COUNT];
+extern const gl_matmul_fn gl_matmul_q4_K_x8_avx2_tuned[GL_TUNE_COUNT];
+extern const gl_matmul_fn gl_matmul_q6_K_x8_avx2_tuned[GL_TUNE_COUNT];
 /* kquant.c */
 GL_DECL_MATMUL_FN(gl_matmul_q4_K_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q5_K_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q6_K_avx2);
-/* kpacked.c */
-GL_DECL_MATMUL_FN(gl_matmul_q4_K_x8_avx2);
-GL_DECL_MATMUL_FN(gl_matmul_q6_K_x8_avx2);
-GL_DECL_MATMUL_FN(gl_matmul_q8_0_x8_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_f32_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_f16_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_bf16_avx2);

@@ -12,10 +12,11 @@ void gl_kernels_init_avx2(gl_kernels *k)
     k->matmul[GGUF_T_Q4_K] = gl_matmul_q4_K_avx2;
     k->matmul[GGUF_T_Q5_K] = gl_matmul_q5_K_avx2;
     k->matmul[GGUF_T_Q6_K] = gl_matmul_q6_K_avx2;
-    k->matmul_packed[GL_LAYOUT_Q4_KX8] = gl_matmul_q4_K_x8_avx2;
-    k->matmul_packed[GL_LAYOUT_Q6_KX8] = gl_matmul_q6_K_x8_avx2;
-    k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_avx2;
-    k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_avx2;
+    /* the decode tune's instances (src/tune.h) */
+    k->matmul_packed[GL_LAYOUT_Q4_KX8] = gl_matmul_q4_K_x8_avx2_tuned[k->tune.id];
+    k->matmul_packed[GL_LAYOUT_Q6_KX8] = gl_matmul_q6_K_x8_avx2_tuned[k->tune.id];
+    k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_avx2_tuned[k->tune.id];
+    k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_avx2_tuned[k->tune.id];
     k->matmul[GGUF_T_F32] = gl_matmul_f32_avx2;
     k->matmul[GGUF_T_F16] = gl_matmul_f16_avx2;
     k->matmul[GGUF_T_BF16] = gl_matmul_bf16_avx2;

@@ -57,6 +57,7 @@ GL_ALWAYS_INLINE __m256i kx_pair16_hi(int a, int b)
  * samples sat on such a prefetch). */
 typedef struct kx_pf {
     const char *l2, *l1;
+    int far_t0; /* the far (l2) lines with prefetcht0: the tune's far_t0, a constant */
 } kx_pf;
 
 GL_ALWAYS_INLINE void kx_pf_part(const kx_pf *pf, int part, int nparts, size_t bytes)
@@ -66,7 +67,10 @@ GL_ALWAYS_INLINE void kx_pf_part(const kx_pf *pf, int part, int nparts, size_t b
          l < lines * (size_t)(part + 1) / (size_t)nparts; l++) {
         /* volatile asm: gcc's scheduler would otherwise gather the
          * slices back into one burst */
-        __asm__ volatile("prefetcht1 %0" ::"m"(*(pf->l2 + 64 * l)));
+        if (pf->far_t0)
+            __asm__ volatile("prefetcht0 %0" ::"m"(*(pf->l2 + 64 * l)));
+        else
+            __asm__ volatile("prefetcht1 %0" ::"m"(*(pf->l2 + 64 * l)));
         __asm__ volatile("prefetcht0 %0" ::"m"(*(pf->l1 + 64 * l)));
     }
 }

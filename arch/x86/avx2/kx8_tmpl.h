@@ -17,6 +17,11 @@
  *   KX_C           most activation columns per tile
  *   KX_ROWS        (optional) rows per group = lanes: 8 (default, ymm) or
  *                  16 with KV_* defined for zmm (the AVX-512 folder)
+ *   KX_LINK        (optional) linkage of the _tuned table, e.g. static
+ *
+ * As x8_tmpl.h, it defines one kernel per decode tune, KX_NAME_<tune>, and
+ * KX_NAME_tuned[GL_TUNE_COUNT]: the tune sets the prefetch distances and
+ * hint (src/tune.h kx_far, kx_near), never a result.
  *
  * Exactness and determinism: isum / imin are exact integers; each lane then
  * runs generic's float step (arch/generic/kquants.c kblock_dot; see
@@ -34,14 +39,11 @@
 #ifndef KX_NG
 #define KX_NG 4
 #endif
-/* KX_ISUMS_PF's prefetch distances: twice the x8 layouts' (util.h), a
- * super-block being 2-3.5 KiB; bench/matvec, 1 thread, AVX-512, cold
- * 2048x5632: Q4_Kx16 17.2 -> 17.9, Q6_Kx16 15.9 -> 16.9 GB/s (mean of
- * two rows, three rounds interleaved); 12 and 16 KiB no better. */
-#ifndef KX_D2
-#define KX_D2 8192
-#define KX_D1 2048
-#endif
+/* KX_ISUMS_PF's prefetch distances, the tune's kx_far / kx_near: the
+ * default's 8 and 2 KiB are twice the x8 layouts' (util.h), a super-block
+ * being 2-3.5 KiB; bench/matvec, 1 thread, AVX-512, cold 2048x5632 on
+ * Sapphire Rapids: Q4_Kx16 17.2 -> 17.9, Q6_Kx16 15.9 -> 16.9 GB/s (mean
+ * of two rows, three rounds interleaved); 12 and 16 KiB no better. */
 
 #ifndef KX_ROWS
 #define KX_ROWS                         8
@@ -65,6 +67,7 @@
 #define KX_CAT(a, b)  KX_CAT2(a, b)
 #define KX_TILE       KX_CAT(KX_NAME, _tile)
 #define KX_MULTI      KX_CAT(KX_NAME, _multi)
+#define KX_IMPL       KX_CAT(KX_NAME, _impl)
 
 /* the float step of one super-block for KX_ROWS rows (lane r = row r) */
 GL_ALWAYS_INLINE KV_PS KX_CAT(KX_NAME, _step)(KV_PS acc, KV_EPI32 isum, KV_EPI32 imin,
@@ -84,7 +87,7 @@ GL_ALWAYS_INLINE KV_PS KX_CAT(KX_NAME, _step)(KV_PS acc, KV_EPI32 isum, KV_EPI32
 
 GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
                               const kx_xprep (*xp)[KX_KB], int kn, float *const *ys, int lo, int hi,
-                              int first, int stream, const int nc)
+                              int first, int stream, const int tune, const int nc)
 {
     const int full = lo == 0 && hi == KX_ROWS;
     KV_PS acc[KX_C];
@@ -94,7 +97,7 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
     for (int b = 0; b < kn; b++) {
         const KX_WBLK *blk = wb + b;
         if (stream)
-            gl_prefetch_streams((const char *)blk, 0, 1, 0, sizeof(KX_WBLK), SIZE_MAX, 0);
+            gl_prefetch_streams(tune, (const char *)blk, 0, 1, 0, sizeof(KX_WBLK), SIZE_MAX, 0);
         const int8_t *xq[KX_C];
         const kx_xprep *xpp[KX_C];
         KV_EPI32 isum[KX_C], imin[KX_C];
@@ -120,7 +123,7 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
 }
 
 GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, const kx_xprep *xp,
-                               int kn, float *y, const int ng)
+                               int kn, float *y, const int tune, const int ng)
 {
     const size_t gbytes = (size_t)kn * sizeof(KX_WBLK);
     const size_t skip = (size_t)(ng - 1) * gb;
@@ -135,13 +138,15 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
             KV_EPI32 isum = KV_ZERO_EPI32(), imin = KV_ZERO_EPI32();
 #ifdef KX_ISUMS_PF
             const size_t at = (size_t)b * sizeof(KX_WBLK);
-            const size_t o2 = at + KX_D2 + (at + KX_D2 >= gbytes ? skip : 0);
-            const size_t o1 = at + KX_D1 + (at + KX_D1 >= gbytes ? skip : 0);
-            const kx_pf pf = { w + (size_t)g * gb + o2, w + (size_t)g * gb + o1 };
+            const size_t far = gl_tunes[tune].kx_far, near = gl_tunes[tune].kx_near;
+            const size_t o2 = at + far + (at + far >= gbytes ? skip : 0);
+            const size_t o1 = at + near + (at + near >= gbytes ? skip : 0);
+            const kx_pf pf = { w + (size_t)g * gb + o2, w + (size_t)g * gb + o1,
+                               gl_tunes[tune].far_t0 };
             KX_ISUMS_PF(blk, xq[0], xpp[0], &isum, &imin, &pf);
 #else
             /* prefetch a block's worth per stream, spread over the groups */
-            gl_prefetch_streams(w + (size_t)g * gb, 0, 1, (size_t)b * sizeof(KX_WBLK),
+            gl_prefetch_streams(tune, w + (size_t)g * gb, 0, 1, (size_t)b * sizeof(KX_WBLK),
                                 sizeof(KX_WBLK), gbytes, skip);
             KX_ISUMS(blk, xq, xpp, &isum, &imin, 1);
 #endif
@@ -152,7 +157,15 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
         KV_STOREU_PS(y + (size_t)g * KX_ROWS, acc[g]);
 }
 
-GL_DECL_MATMUL_FN(KX_NAME)
+#ifndef KX_LINK
+#define KX_LINK
+#endif
+/* the instances, for the decode path's partial groups (general path) */
+KX_LINK const gl_matmul_fn KX_CAT(KX_NAME, _tuned)[GL_TUNE_COUNT];
+
+GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, size_t x_stride,
+                              float *y, size_t y_stride, int n, int r0, int r1, int nb,
+                              const int tune)
 {
     const int nsb = n / QK_K;
     const int f0 = (r0 + KX_ROWS - 1) / KX_ROWS, f1 = r1 / KX_ROWS;
@@ -161,16 +174,18 @@ GL_DECL_MATMUL_FN(KX_NAME)
         kx_xprep xp1[KX_KB];
         kx_col_prep(xs, nsb, xp1);
         if (r0 < f0 * KX_ROWS)
-            KX_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * KX_ROWS, 1);
+            KX_CAT(KX_NAME, _tuned)
+            [tune](w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * KX_ROWS, 1);
         int g = f0;
         for (; g + KX_NG <= f1; g += KX_NG)
             KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
-                     y + (size_t)g * KX_ROWS, KX_NG);
+                     y + (size_t)g * KX_ROWS, tune, KX_NG);
         for (; g < f1; g++)
             KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
-                     y + (size_t)g * KX_ROWS, 1);
+                     y + (size_t)g * KX_ROWS, tune, 1);
         if (f1 * KX_ROWS < r1)
-            KX_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * KX_ROWS, r1, 1);
+            KX_CAT(KX_NAME, _tuned)
+            [tune](w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * KX_ROWS, r1, 1);
         return;
     }
     const int g_lo = r0 / KX_ROWS, g_hi = (r1 + KX_ROWS - 1) / KX_ROWS;
@@ -204,16 +219,16 @@ GL_DECL_MATMUL_FN(KX_NAME)
                     const int first = k0 == 0, stream = c0 == 0;
                     /* clang-format off */
                     switch (nc) {
-                    case 1: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 1); break;
-                    case 2: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 2); break;
-                    case 3: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 3); break;
+                    case 1: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 1); break;
+                    case 2: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 2); break;
+                    case 3: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 3); break;
 #if KX_C > 4
-                    case 4: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 4); break;
-                    case 5: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 5); break;
-                    case 6: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 6); break;
-                    case 7: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, 7); break;
+                    case 4: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 4); break;
+                    case 5: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 5); break;
+                    case 6: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 6); break;
+                    case 7: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 7); break;
 #endif
-                    default: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, KX_C); break;
+                    default: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, KX_C); break;
                     }
                     /* clang-format on */
                 }
@@ -222,6 +237,19 @@ GL_DECL_MATMUL_FN(KX_NAME)
     }
 }
 
+#define KX_INSTANCE(sfx, id)                                                                       \
+    static GL_DECL_MATMUL_FN(KX_CAT(KX_NAME, _##sfx))                                              \
+    {                                                                                              \
+        KX_IMPL(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, id);                      \
+    }
+#define KX_ENTRY(sfx, id) [id] = KX_CAT(KX_NAME, _##sfx),
+GL_FOR_EACH_TUNE(KX_INSTANCE)
+KX_LINK const gl_matmul_fn KX_CAT(KX_NAME, _tuned)[GL_TUNE_COUNT] = { GL_FOR_EACH_TUNE(KX_ENTRY) };
+
+#undef KX_INSTANCE
+#undef KX_ENTRY
+#undef KX_IMPL
+#undef KX_LINK
 #undef KX_TILE
 #undef KX_MULTI
 #undef KX_NAME

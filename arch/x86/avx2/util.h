@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "quant.h"
+#include "tune.h"
 
 /* The AVX-512 folder may have included SIMDe in place of the native header
  * (arch/x86/avx512/simd.h); then the intrinsics are already declared. */
@@ -188,27 +189,66 @@ GL_ALWAYS_INLINE __m256 gl_tanh8_ps(__m256 y)
 }
 
 /* ---- decode streaming over the x8 layouts (x8_tmpl.h, avx512/pair_tmpl.h)
- * Software prefetch at two distances: into L2 far ahead, so enough DRAM
- * requests are in flight, and into L1 closer, so the loads of a
- * compute-heavy block do not wait on L2. Measured (bench/matvec, 1 GiB
- * cycle of 2048x5632 matrices, 2 threads, AVX-512 Q4_0x8): an L1 prefetch
- * 1 KiB ahead alone streamed at 74 % of the read bandwidth, L2 2 KiB: 98 %,
- * 4 KiB: 101 %, 8 KiB: 98 %; end to end (TinyLlama Q4_0 decode, 2
- * threads) adding the L1 one took the products from ~23.1 to ~24.2 GB/s. */
-enum { GL_PREFETCH_L2 = 4096, GL_PREFETCH_L1 = 1024 };
+ * Software prefetch at two distances: far ahead, so enough DRAM requests
+ * are in flight, and near, into L1, so the loads of a compute-heavy block
+ * do not wait on L2. Distances and the far prefetch's hint are the tune's
+ * (src/tune.h), a compile-time constant in every kernel instance:
+ *  - default (Intel Sapphire Rapids): far = prefetcht1 (into L2) 4 KiB
+ *    ahead, near = prefetcht0 1 KiB ahead. Measured (bench/matvec, 1 GiB
+ *    cycle of 2048x5632 matrices, 2 threads, AVX-512 Q4_0x8): an L1
+ *    prefetch 1 KiB ahead alone streamed at 74 % of the read bandwidth, L2
+ *    2 KiB: 98 %, 4 KiB: 101 %, 8 KiB: 98 %; end to end (TinyLlama Q4_0
+ *    decode, 2 threads) adding the L1 one took the products from ~23.1 to
+ *    ~24.2 GB/s.
+ *  - zen (AMD Zen 4 / 5): both prefetcht0, 2 KiB and 1 KiB ahead. On a Zen 5
+ *    prefetcht1 only fills L2 and slowed every stream: AVX-512 Q4_0x16, 1
+ *    thread, 28 GB/s with the default, 34-36 with these (probe 34-35);
+ *    t0 at 4 / 8 KiB or alone at 2 KiB was slower (bench/RESULTS.md). */
+GL_ALWAYS_INLINE void gl_prefetch_far(const int tune, const char *p)
+{
+    if (gl_tunes[tune].far_t0)
+        _mm_prefetch(p, _MM_HINT_T0);
+    else
+        _mm_prefetch(p, _MM_HINT_T1);
+}
 
 /* Prefetches, for ng streams gb bytes apart from w, the blk bytes at
  * offset at + distance of each. An offset at or past gbytes (the end of
  * the stream's group) moves skip bytes further: to the group that stream
- * reads next (gbytes = SIZE_MAX: never). */
-GL_ALWAYS_INLINE void gl_prefetch_streams(const char *w, size_t gb, int ng, size_t at, size_t blk,
-                                          size_t gbytes, size_t skip)
+ * reads next (gbytes = SIZE_MAX: never). With the tune's pf_lines, each
+ * cache line is prefetched once: the lines that start inside the range
+ * (blocks of 272 or 288 bytes are not line multiples, so one prefetch per
+ * 64 bytes from a block's start touches some lines twice; on a Zen 5 the
+ * spared instructions took Q4_0x16 and Q8_0x8 decode, 1 thread, from ~34
+ * to ~37 GB/s). */
+GL_ALWAYS_INLINE void gl_prefetch_streams(const int tune, const char *w, size_t gb, int ng,
+                                          size_t at, size_t blk, size_t gbytes, size_t skip)
 {
-    const size_t o2 = at + GL_PREFETCH_L2 + (at + GL_PREFETCH_L2 >= gbytes ? skip : 0);
-    const size_t o1 = at + GL_PREFETCH_L1 + (at + GL_PREFETCH_L1 >= gbytes ? skip : 0);
+    const size_t far = gl_tunes[tune].pf_far, near = gl_tunes[tune].pf_near;
+    const size_t o2 = at + far + (at + far >= gbytes ? skip : 0);
+    const size_t o1 = at + near + (at + near >= gbytes ? skip : 0);
+    if (gl_tunes[tune].pf_lines && blk >= 64) {
+        /* a range of blk bytes holds at least nmin line starts (a constant:
+         * unrolled) and at most one more */
+        const size_t nmin = (blk - 63 + 63) / 64;
+        for (int g = 0; g < ng; g++) {
+            const uintptr_t a2 = (uintptr_t)(w + (size_t)g * gb + o2);
+            const uintptr_t a1 = (uintptr_t)(w + (size_t)g * gb + o1);
+            const uintptr_t l2 = (a2 + 63) & ~(uintptr_t)63, l1 = (a1 + 63) & ~(uintptr_t)63;
+            for (size_t l = 0; l < nmin; l++) {
+                gl_prefetch_far(tune, (const char *)(l2 + 64 * l));
+                _mm_prefetch((const char *)(l1 + 64 * l), _MM_HINT_T0);
+            }
+            if (l2 + 64 * nmin < a2 + blk)
+                gl_prefetch_far(tune, (const char *)(l2 + 64 * nmin));
+            if (l1 + 64 * nmin < a1 + blk)
+                _mm_prefetch((const char *)(l1 + 64 * nmin), _MM_HINT_T0);
+        }
+        return;
+    }
     for (int g = 0; g < ng; g++)
         for (size_t o = 0; o < blk; o += 64) {
-            _mm_prefetch(w + (size_t)g * gb + o2 + o, _MM_HINT_T1);
+            gl_prefetch_far(tune, w + (size_t)g * gb + o2 + o);
             _mm_prefetch(w + (size_t)g * gb + o1 + o, _MM_HINT_T0);
         }
 }

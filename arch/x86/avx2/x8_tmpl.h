@@ -16,6 +16,12 @@
  *                  (lane r = row r) and activation blocks xq[c] (32 int8,
  *                  c < nc) to the int32 lanes of isum[c]
  *   X8_C           most activation columns per tile (registers)
+ *   X8_LINK        (optional) linkage of the _tuned table, e.g. static
+ *
+ * It defines one kernel per decode tune (src/tune.h), X8_NAME_<tune>
+ * (X8_NAME_default, X8_NAME_zen, ...), the tune's prefetch distances and
+ * streams compiled in, and X8_NAME_tuned[GL_TUNE_COUNT] pointing at them;
+ * all of them compute the same bits.
  *
  * Exactness and determinism. isum is an exact integer whatever the order;
  * each lane then runs generic's float sequence
@@ -60,7 +66,8 @@
 
 GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
                               const int32_t (*corr)[X8_KB], const float (*dx)[X8_KB], int kn,
-                              float *const *ys, int lo, int hi, int first, int stream, const int nc)
+                              float *const *ys, int lo, int hi, int first, int stream,
+                              const int tune, const int nc)
 {
     const int full = lo == 0 && hi == X8_ROWS;
     XV_PS acc[X8_C];
@@ -72,7 +79,7 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
         /* the first column tile over a panel reads it from DRAM: help the
          * stream along (batch 8 decode: 85 -> 173 tok/s); later tiles hit L2 */
         if (stream)
-            gl_prefetch_streams((const char *)blk, 0, 1, 0, sizeof(X8_WBLK), SIZE_MAX, 0);
+            gl_prefetch_streams(tune, (const char *)blk, 0, 1, 0, sizeof(X8_WBLK), SIZE_MAX, 0);
         const int8_t *xq[X8_C];
         XV_EPI32 isum[X8_C];
 #pragma GCC unroll 16
@@ -96,28 +103,30 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
     }
 }
 
-/* Decode (one activation column): X8_NG whole groups in lockstep, each
- * its own stream with its own prefetches. A core reading one sequential
- * stream leaves DRAM banks idle: bench/matvec, 2 threads, AVX2 Q4_0x8
- * 2048x5632 went from ~25 to ~29 GB/s this way. Per lane the float sequence
- * is X8_TILE's, so results are unchanged. */
-#ifndef X8_NG
-#define X8_NG 4
-#endif
-#define X8_MULTI X8_CAT(X8_NAME, _multi)
+/* Decode (one activation column): the tune's x8_streams whole groups in
+ * lockstep (at most X8_NG_MAX), each its own stream with its own
+ * prefetches. A core reading one sequential stream leaves DRAM banks idle:
+ * bench/matvec, 2 threads, AVX2 Q4_0x8 2048x5632 went from ~25 to ~29 GB/s
+ * this way (four streams; on a Zen 5 two or eight were slower than four).
+ * Per lane the float sequence is X8_TILE's, so results are unchanged. */
+#define X8_NG_MAX 8
+#define X8_MULTI  X8_CAT(X8_NAME, _multi)
+#define X8_ROWS_G X8_CAT(X8_NAME, _rows)
+#define X8_IMPL   X8_CAT(X8_NAME, _impl)
 
 GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const block_q8_0 *xs, const int32_t *corr,
-                               const float *dx, int kn, float *y, const int ng)
+                               const float *dx, int kn, float *y, const int tune, const int ng)
 {
     const size_t gbytes = (size_t)kn * sizeof(X8_WBLK);
     const size_t skip = (size_t)(ng - 1) * gb;
-    XV_PS acc[X8_NG];
+    XV_PS acc[X8_NG_MAX];
     for (int g = 0; g < ng; g++)
         acc[g] = XV_ZERO_PS();
     for (int b = 0; b < kn; b++) {
         /* each stream prefetches its own group; past the group's end, the
          * same offset in the group it reads next (ng groups on) */
-        gl_prefetch_streams(w, gb, ng, (size_t)b * sizeof(X8_WBLK), sizeof(X8_WBLK), gbytes, skip);
+        gl_prefetch_streams(tune, w, gb, ng, (size_t)b * sizeof(X8_WBLK), sizeof(X8_WBLK), gbytes,
+                            skip);
         const int8_t *xq[1] = { xs[b].qs };
         const XV_PS sx = XV_SET1_PS(dx[b]);
         for (int g = 0; g < ng; g++) {
@@ -132,30 +141,12 @@ GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const block_q8_0 *xs, c
         XV_STOREU_PS(y + (size_t)g * X8_ROWS, acc[g]);
 }
 
-GL_DECL_MATMUL_FN(X8_NAME)
+/* The general path: chunks of X8_KB blocks, panels of groups, tiles of up
+ * to X8_C columns (prefill, batched decode, partial groups). */
+GL_ALWAYS_INLINE void X8_ROWS_G(const void *w, size_t w_row_bytes, const void *x, size_t x_stride,
+                                float *y, size_t y_stride, int n, int r0, int r1, int nb,
+                                const int tune)
 {
-    /* decode: whole groups in lockstep; partial groups at the ends of
-     * [r0, r1) take the general path below (they hold no whole group) */
-    const int f0 = (r0 + X8_ROWS - 1) / X8_ROWS, f1 = r1 / X8_ROWS;
-    if (nb == 1 && n / QK8_0 <= X8_KB && f0 < f1) {
-        const int kn = n / QK8_0;
-        const block_q8_0 *xs = x;
-        int32_t corr1[X8_KB];
-        float dx1[X8_KB];
-        gl_x8_col_prep(xs, kn, X8_CORR_SHIFT, corr1, dx1);
-        if (r0 < f0 * X8_ROWS)
-            X8_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * X8_ROWS, 1);
-        int g = f0;
-        for (; g + X8_NG <= f1; g += X8_NG)
-            X8_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, corr1, dx1, kn,
-                     y + (size_t)g * X8_ROWS, X8_NG);
-        for (; g < f1; g++)
-            X8_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, corr1, dx1, kn,
-                     y + (size_t)g * X8_ROWS, 1);
-        if (f1 * X8_ROWS < r1)
-            X8_NAME(w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * X8_ROWS, r1, 1);
-        return;
-    }
     const int nblk = n / QK8_0;
     const int g_lo = r0 / X8_ROWS, g_hi = (r1 + X8_ROWS - 1) / X8_ROWS;
     const int kmax = nblk < X8_KB ? nblk : X8_KB;
@@ -191,7 +182,7 @@ GL_DECL_MATMUL_FN(X8_NAME)
 #define X8_CASE(N)                                                                                 \
     case N:                                                                                        \
         X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx, kn, ys, lo, hi,  \
-                first, stream, N);                                                                 \
+                first, stream, tune, N);                                                           \
         break;
                         X8_CASE(1)
                         X8_CASE(2)
@@ -204,7 +195,7 @@ GL_DECL_MATMUL_FN(X8_NAME)
 #endif
                     default:
                         X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx,
-                                kn, ys, lo, hi, first, stream, X8_C);
+                                kn, ys, lo, hi, first, stream, tune, X8_C);
                         break;
 #undef X8_CASE
                     }
@@ -214,8 +205,62 @@ GL_DECL_MATMUL_FN(X8_NAME)
     }
 }
 
+#ifndef X8_LINK
+#define X8_LINK
+#endif
+/* the instances, for the decode path's partial groups (general path) */
+X8_LINK const gl_matmul_fn X8_CAT(X8_NAME, _tuned)[GL_TUNE_COUNT];
+
+GL_ALWAYS_INLINE void X8_IMPL(const void *w, size_t w_row_bytes, const void *x, size_t x_stride,
+                              float *y, size_t y_stride, int n, int r0, int r1, int nb,
+                              const int tune)
+{
+    /* decode: whole groups in lockstep; partial groups at the ends of
+     * [r0, r1) take the general path below (they hold no whole group) */
+    const int f0 = (r0 + X8_ROWS - 1) / X8_ROWS, f1 = r1 / X8_ROWS;
+    if (nb == 1 && n / QK8_0 <= X8_KB && f0 < f1) {
+        const int kn = n / QK8_0;
+        const block_q8_0 *xs = x;
+        int32_t corr1[X8_KB];
+        float dx1[X8_KB];
+        gl_x8_col_prep(xs, kn, X8_CORR_SHIFT, corr1, dx1);
+        if (r0 < f0 * X8_ROWS)
+            X8_CAT(X8_NAME, _tuned)
+            [tune](w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * X8_ROWS, 1);
+        const int ng =
+            gl_tunes[tune].x8_streams < X8_NG_MAX ? gl_tunes[tune].x8_streams : X8_NG_MAX;
+        int g = f0;
+        for (; g + ng <= f1; g += ng)
+            X8_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, corr1, dx1, kn,
+                     y + (size_t)g * X8_ROWS, tune, ng);
+        for (; g < f1; g++)
+            X8_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, corr1, dx1, kn,
+                     y + (size_t)g * X8_ROWS, tune, 1);
+        if (f1 * X8_ROWS < r1)
+            X8_CAT(X8_NAME, _tuned)
+            [tune](w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * X8_ROWS, r1, 1);
+        return;
+    }
+    X8_ROWS_G(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, tune);
+}
+
+#define X8_INSTANCE(sfx, id)                                                                       \
+    static GL_DECL_MATMUL_FN(X8_CAT(X8_NAME, _##sfx))                                              \
+    {                                                                                              \
+        X8_IMPL(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, id);                      \
+    }
+#define X8_ENTRY(sfx, id) [id] = X8_CAT(X8_NAME, _##sfx),
+GL_FOR_EACH_TUNE(X8_INSTANCE)
+X8_LINK const gl_matmul_fn X8_CAT(X8_NAME, _tuned)[GL_TUNE_COUNT] = { GL_FOR_EACH_TUNE(X8_ENTRY) };
+
 #undef X8_TILE
 #undef X8_MULTI
+#undef X8_ROWS_G
+#undef X8_IMPL
+#undef X8_INSTANCE
+#undef X8_ENTRY
+#undef X8_LINK
+#undef X8_NG_MAX
 #undef X8_NAME
 #undef X8_WBLK
 #undef X8_SHIFT

@@ -125,7 +125,7 @@ GL_ALWAYS_INLINE void x8_isums_q8_vnni(const block_q8_0x8 *blk, const int8_t *co
 #define X8_WBLK  block_q8_0x8
 #define X8_SHIFT 7
 #define X8_ISUMS x8_isums_q8_vnni
-static GL_DECL_MATMUL_FN(matmul_q8_0_x8_vnni);
+#define X8_LINK  static
 #include "arch/x86/avx2/x8_tmpl.h"
 
 /* The SIMDe build (test-only backend "avx512-simde") leaves out the kernels
@@ -169,7 +169,7 @@ GL_ALWAYS_INLINE __m512i pair_isums_q8(const block_q8_0x8 *b0, const block_q8_0x
 }
 
 #define PAIR_NAME     matmul_q8_0_x8_vnni_mix
-#define PAIR_FALLBACK matmul_q8_0_x8_vnni
+#define PAIR_FALLBACK matmul_q8_0_x8_vnni_tuned
 #define PAIR_WBLK     block_q8_0x8
 #define PAIR_SHIFT    7
 #define PAIR_ISUMS    pair_isums_q8
@@ -240,7 +240,7 @@ GL_ALWAYS_INLINE void x16_isums_q4_vnni(const block_q4_0x16 *blk, const int8_t *
 #define X8_WBLK                         block_q4_0x16
 #define X8_SHIFT                        3
 #define X8_ISUMS                        x16_isums_q4_vnni
-static GL_DECL_MATMUL_FN(matmul_q4_0_x16_vnni);
+#define X8_LINK                         static
 #include "arch/x86/avx2/x8_tmpl.h"
 
 /* ---- float products, 16 lanes ------------------------------------------
@@ -373,22 +373,30 @@ void GL_AVX512_INIT(gl_kernels *k)
     if (vnni) {
         k->matmul[GGUF_T_Q8_0] = matmul_q8_0_vnni;
         k->matmul[GGUF_T_Q4_0] = matmul_q4_0_vnni;
-        k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni_mix;
-        k->matmul_packed[GL_LAYOUT_Q4_0X16] = matmul_q4_0_x16_vnni;
-        gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_0X16);
+        /* the decode tune's instances (src/tune.h); with 256-bit products
+         * (tune +ymm) Q4_0 keeps the AVX2 table's Q4_0x8 layout and kernel
+         * and Q8_0x8 takes one group per ymm */
+        const int t = k->tune.id;
+        if (k->tune.ymm) {
+            k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni_tuned[t];
+        } else {
+            k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni_mix_tuned[t];
+            k->matmul_packed[GL_LAYOUT_Q4_0X16] = matmul_q4_0_x16_vnni_tuned[t];
+            gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_0X16);
+        }
 #if GL_AVX512_KQUANTS
         legacy_init_vnni(k);
         kquants_low_init_vnni(k);
         k->matmul[GGUF_T_Q4_K] = matmul_q4_K_vnni;
         k->matmul[GGUF_T_Q5_K] = matmul_q5_K_vnni;
         k->matmul[GGUF_T_Q6_K] = matmul_q6_K_vnni;
-        k->matmul_packed[GL_LAYOUT_Q4_KX8] = matmul_q4_K_x8_vnni;
-        k->matmul_packed[GL_LAYOUT_Q6_KX8] = matmul_q6_K_x8_vnni;
-        k->matmul_packed[GL_LAYOUT_Q4_KX16] = matmul_q4_K_x16_vnni;
+        k->matmul_packed[GL_LAYOUT_Q4_KX8] = matmul_q4_K_x8_vnni_tuned[t];
+        k->matmul_packed[GL_LAYOUT_Q6_KX8] = matmul_q6_K_x8_vnni_tuned[t];
+        k->matmul_packed[GL_LAYOUT_Q4_KX16] = matmul_q4_K_x16_vnni_tuned[t];
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_KX16);
-        k->matmul_packed[GL_LAYOUT_Q6_KX16] = matmul_q6_K_x16_vnni;
+        k->matmul_packed[GL_LAYOUT_Q6_KX16] = matmul_q6_K_x16_vnni_tuned[t];
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q6_KX16);
-        k->matmul_packed[GL_LAYOUT_Q5_KX16] = matmul_q5_K_x16_vnni;
+        k->matmul_packed[GL_LAYOUT_Q5_KX16] = matmul_q5_K_x16_vnni_tuned[t];
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_KX16);
 #endif
     }

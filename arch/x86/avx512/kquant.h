@@ -91,7 +91,7 @@ GL_ALWAYS_INLINE void kx_isums_q4K_vnni(const block_q4_Kx8 *blk, const int8_t *c
 #define KX_WBLK    block_q4_Kx8
 #define KX_ISUMS   kx_isums_q4K_vnni
 #define KX_HAS_MIN 1
-static GL_DECL_MATMUL_FN(matmul_q4_K_x8_vnni);
+#define KX_LINK    static
 #include "arch/x86/avx2/kx8_tmpl.h"
 
 /* Q6_Kx8: stored u = q + 32 (unsigned); a sub-block (16 elements = 4
@@ -169,7 +169,7 @@ GL_ALWAYS_INLINE void kx_isums_q6K_vnni(const block_q6_Kx8 *blk, const int8_t *c
 #define KX_WBLK    block_q6_Kx8
 #define KX_ISUMS   kx_isums_q6K_vnni
 #define KX_HAS_MIN 0
-static GL_DECL_MATMUL_FN(matmul_q6_K_x8_vnni);
+#define KX_LINK    static
 #include "arch/x86/avx2/kx8_tmpl.h"
 
 #undef KX_C
@@ -305,7 +305,7 @@ GL_ALWAYS_INLINE void kx16_isums1_q4K_vnni(const block_q4_Kx16 *blk, const int8_
 #define KX_ISUMS                        kx16_isums_q4K_vnni
 #define KX_ISUMS_PF                     kx16_isums1_q4K_vnni
 #define KX_HAS_MIN                      1
-static GL_DECL_MATMUL_FN(matmul_q4_K_x16_vnni);
+#define KX_LINK                         static
 #include "arch/x86/avx2/kx8_tmpl.h"
 
 /* ---- Q5_Kx16: Q4_Kx16 plus the fifth bit (qh unit k, bit 2 i for the low
@@ -409,7 +409,7 @@ GL_ALWAYS_INLINE void kx16_isums1_q5K_vnni(const block_q5_Kx16 *blk, const int8_
 #define KX_ISUMS                        kx16_isums_q5K_vnni
 #define KX_ISUMS_PF                     kx16_isums1_q5K_vnni
 #define KX_HAS_MIN                      1
-static GL_DECL_MATMUL_FN(matmul_q5_K_x16_vnni);
+#define KX_LINK                         static
 #include "arch/x86/avx2/kx8_tmpl.h"
 
 /* the four 6-bit units u[s] of a group's three 64-byte loads at g: u_s =
@@ -542,6 +542,6 @@ GL_ALWAYS_INLINE void kx16_isums1_q6K_vnni(const block_q6_Kx16 *blk, const int8_
 #define KX_ISUMS                        kx16_isums_q6K_vnni
 #define KX_ISUMS_PF                     kx16_isums1_q6K_vnni
 #define KX_HAS_MIN                      0
-static GL_DECL_MATMUL_FN(matmul_q6_K_x16_vnni);
+#define KX_LINK                         static
 #include "arch/x86/avx2/kx8_tmpl.h"
 #undef KX_C

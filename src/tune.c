@@ -1,0 +1,90 @@
+/* Choosing the decode tune (src/tune.h): GENLOOP_TUNE, else by CPU. */
+#include "tune.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "genloop.h"
+
+static void tune_names(char *buf, size_t cap)
+{
+    buf[0] = 0;
+    for (int i = 0; i < GL_TUNE_COUNT; i++) {
+        strncat(buf, i ? ", " : "", cap - strlen(buf) - 1);
+        strncat(buf, gl_tunes[i].name, cap - strlen(buf) - 1);
+    }
+}
+
+gl_status gl_tune_parse(const char *s, gl_tune *t, gl_error *err)
+{
+    const char *plus = strchr(s, '+');
+    const size_t len = plus ? (size_t)(plus - s) : strlen(s);
+    for (int i = 0; i < GL_TUNE_COUNT; i++) {
+        if (strlen(gl_tunes[i].name) != len || strncmp(s, gl_tunes[i].name, len))
+            continue;
+        t->id = (uint8_t)i;
+        t->ymm = gl_tunes[i].ymm;
+        if (plus && (!strcmp(plus, "+ymm") || !strcmp(plus, "+zmm")))
+            t->ymm = plus[1] == 'y';
+        else if (plus)
+            return gl_fail(err, GL_ERR_ARG, "tune '%s': '%s' is neither +ymm nor +zmm", s, plus);
+        return GL_OK;
+    }
+    char list[128];
+    tune_names(list, sizeof list);
+    return gl_fail(err, GL_ERR_ARG,
+                   "unknown tune '%s' (this build has: %s, each optionally +ymm or +zmm)", s, list);
+}
+
+gl_status gl_tune_auto(gl_tune *t, gl_error *err)
+{
+    const char *env = getenv("GENLOOP_TUNE");
+    if (env && *env) {
+        gl_error e;
+        if (gl_tune_parse(env, t, &e) != GL_OK)
+            return gl_fail(err, e.code, "GENLOOP_TUNE: %s", e.msg);
+        return GL_OK;
+    }
+    const int id = gl_cpu_tune_arch(gl_cpu_identity(), gl_cpu_flags());
+    t->id = (uint8_t)(id >= 0 && id < GL_TUNE_COUNT ? id : GL_TUNE_DEFAULT);
+    t->ymm = gl_tunes[t->id].ymm;
+    return GL_OK;
+}
+
+void gl_tune_format(gl_tune t, char *buf, size_t cap)
+{
+    const gl_tune_params *p = &gl_tunes[t.id < GL_TUNE_COUNT ? t.id : 0];
+    snprintf(buf, cap, "%s%s", p->name, t.ymm == p->ymm ? "" : t.ymm ? "+ymm" : "+zmm");
+}
+
+/* ---- public: what `genloop info` prints --------------------------------- */
+
+const char *gl_tune_default(void)
+{
+    const char *env = getenv("GENLOOP_TUNE");
+    if (env && *env)
+        return env;
+    gl_tune t;
+    gl_tune_auto(&t, NULL);
+    return gl_tunes[t.id].name;
+}
+
+gl_status gl_tune_describe(const char *name, char *buf, size_t cap, gl_error *err)
+{
+    gl_tune t;
+    gl_status st = gl_tune_parse(name, &t, err);
+    if (st != GL_OK)
+        return st;
+    const gl_tune_params *p = &gl_tunes[t.id];
+    char fmt[32];
+    gl_tune_format(t, fmt, sizeof fmt);
+    snprintf(buf, cap,
+             "%s (%s): prefetch %s %u B + prefetcht0 %u B ahead%s, %u streams per thread (Q8_0 "
+             "on zmm: %u), K-quants %u + %u B ahead; %s Q4_0/Q8_0 decode products",
+             fmt, p->what, p->far_t0 ? "prefetcht0" : "prefetcht1", p->pf_far, p->pf_near,
+             p->pf_lines ? " once per line" : "", p->x8_streams, 2 * p->q8_pairs, p->kx_far,
+             p->kx_near, t.ymm ? "256-bit" : "512-bit");
+    return GL_OK;
+}
