@@ -23,11 +23,13 @@
 # tg<N>, which starts from an empty cache; genloop's decode follows its P
 # prompt tokens, so it attends over P more positions: a slight handicap).
 # Prints one table row per round, thread count and runtime (ratios:
-# genloop's first tune over that row), then per thread count and runtime
-# the lowest and the median decode ratio over the rounds.
+# genloop's first tune over that row; genloop rows also carry the memory
+# bandwidth its bench probed in that run, so a round in a slow phase of the
+# machine shows as one), then per thread count and runtime the lowest and
+# the median decode ratio over the rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,27p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,30p' "$0"; exit 2; }
 PEERS=$1 MODEL=$2
 threads=${3:-"1 2"}
 rounds=${4:-3}
@@ -55,8 +57,8 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "model $(basename "$MODEL"), cpu: ${cpu:-unknown} ($("$G" info | sed -n 's/^cpu: //p')), $(nproc) CPUs, P=$P N=$N"
 echo "genloop $("$G" info | sed -n 's/^backend: //p') backend, tunes: $tunes; peers: ${peer_name[*]}"
 echo
-echo "| round | threads | runtime | pp$P tok/s | tg$N tok/s | genloop/this pp | genloop/this tg |"
-echo "|---|---|---|---|---|---|---|"
+echo "| round | threads | runtime | pp$P tok/s | tg$N tok/s | genloop/this pp | genloop/this tg | probe GB/s |"
+echo "|---|---|---|---|---|---|---|---|"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for r in $(seq 1 "$rounds"); do
@@ -66,8 +68,9 @@ for r in $(seq 1 "$rounds"); do
       j=$(GENLOOP_TUNE=$tune "$G" bench -m "$MODEL" -p "$P" -n "$N" -r 1 -t "$t" \
             ${BACKEND:+--backend "$BACKEND"} --json 2>/dev/null)
       p=$(echo "$j" | field prefill_tok_s) d=$(echo "$j" | field decode_tok_s)
+      bw=$(echo "$j" | field bandwidth_gbs)
       [ "$first" = 1 ] && gp=$p gd=$d first=0
-      echo "$r $t genloop:$tune $p $d $gp $gd" >> "$log"
+      echo "$r $t genloop:$tune $p $d $gp $gd ${bw:-nan}" >> "$log"
     done
     for i in "${!peer_bin[@]}"; do
       # llama-bench JSON (its CSV quotes fields holding commas): one object
@@ -79,13 +82,14 @@ for r in $(seq 1 "$rounds"); do
         sed -n 's/.*"n_prompt": *\([0-9]*\).*"n_gen": *\([0-9]*\).*"avg_ts": *\([0-9.e+-]*\).*/\1 \2 \3/p' |
         awk -v P="$P" -v N="$N" '$1 == P && $2 == 0 { pp = $3 } $1 == 0 && $2 == N { tg = $3 }
           END { print (pp == "" ? "nan" : pp), (tg == "" ? "nan" : tg) }')
-      echo "$r $t ${peer_name[$i]} $pp $tg $gp $gd" >> "$log"
+      echo "$r $t ${peer_name[$i]} $pp $tg $gp $gd -" >> "$log"
     done
     awk -v r="$r" -v t="$t" 'function ok(v) { return v ~ /^[0-9.]+$/ && v > 0 }
       $1 == r && $2 == t {
-      printf "| %d | %d | %s | %s | %s | %s | %s |\n", r, t, $3,
+      printf "| %d | %d | %s | %s | %s | %s | %s | %s |\n", r, t, $3,
              (ok($4) ? sprintf("%.1f", $4) : "failed"), (ok($5) ? sprintf("%.2f", $5) : "failed"),
-             (ok($4) ? sprintf("%.2fx", $6 / $4) : "-"), (ok($5) ? sprintf("%.2fx", $7 / $5) : "-") }' "$log"
+             (ok($4) ? sprintf("%.2fx", $6 / $4) : "-"), (ok($5) ? sprintf("%.2fx", $7 / $5) : "-"),
+             (ok($8) ? sprintf("%.1f", $8) : "") }' "$log"
   done
 done
 echo

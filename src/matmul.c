@@ -181,6 +181,10 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
      * takes its whole share at once (compute-bound, so an even split stays
      * even, and every call repeats per-column setup) */
     t.own_units = nb > 2 ? units : OWN_UNITS_DECODE;
+    uint64_t bytes = 0; /* for a traced run's breakdown (gl_threadpool_tag) */
+    for (int j = 0; j < t.n_jobs; j++)
+        bytes += (uint64_t)t.jobs[j].w->n_out * t.jobs[j].w->row_bytes;
+    gl_threadpool_tag(c->pool, bytes);
     gl_threadpool_run_sized(c->pool, mm_worker, &t, work);
 }
 

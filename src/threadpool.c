@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -57,9 +58,47 @@ struct gl_threadpool {
     _Atomic int done;
     _Atomic int sleepers;
     _Atomic int stop;
+    gl_region_trace *trace; /* gl_threadpool_set_trace; NULL: not tracing */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
+
+static uint64_t trace_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Thread ith finished the region (tracing only). */
+static void trace_end(gl_region_trace *t, int ith)
+{
+    if (t && ith < GL_TRACE_THREADS)
+        t->end[ith].ns = trace_now();
+}
+
+/* The region began at t0 and ended now, run by nth threads: into the sums.
+ * The workers' end times were written before their `done` increment, which
+ * the caller has seen. */
+static void trace_region(gl_region_trace *t, uint64_t t0, int nth)
+{
+    const uint64_t t1 = trace_now();
+    t->regions++;
+    if (t->next_bytes) {
+        t->product_ns += t1 - t0;
+        t->product_bytes += t->next_bytes;
+    } else {
+        t->other_ns += t1 - t0;
+    }
+    t->next_bytes = 0;
+    /* each thread idles from its own end to the last one's */
+    const int n = nth < GL_TRACE_THREADS ? nth : GL_TRACE_THREADS;
+    uint64_t last = 0;
+    for (int i = 0; i < n; i++)
+        last = t->end[i].ns > last ? t->end[i].ns : last;
+    for (int i = 0; i < n; i++)
+        t->wait_ns += last - t->end[i].ns;
+}
 
 static void *worker_main(void *p)
 {
@@ -83,6 +122,7 @@ static void *worker_main(void *p)
         if (atomic_load(&pool->stop))
             return NULL;
         pool->fn(pool->arg, w->ith, pool->n);
+        trace_end(pool->trace, w->ith);
         /* read before done: the caller sets the next ranges only after it */
         pf = pool->idle[w->ith].ptr;
         pf_end = pf ? pf + pool->idle[w->ith].len : pf;
@@ -176,17 +216,32 @@ int gl_threadpool_size(const gl_threadpool *p)
     return p->n;
 }
 
+/* fn on the caller alone */
+static void run_alone(gl_threadpool *p, gl_task_fn fn, void *arg)
+{
+    gl_region_trace *t = p->trace;
+    const uint64_t t0 = t ? trace_now() : 0;
+    fn(arg, 0, 1);
+    if (t) {
+        trace_end(t, 0);
+        trace_region(t, t0, 1);
+    }
+}
+
 void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg)
 {
     if (p->n == 1) {
-        fn(arg, 0, 1);
+        run_alone(p, fn, arg);
         return;
     }
+    gl_region_trace *t = p->trace;
+    const uint64_t t0 = t ? trace_now() : 0;
     p->fn = fn;
     p->arg = arg;
     atomic_store(&p->done, 0);
     publish(p);
     fn(arg, 0, p->n);
+    trace_end(t, 0);
     /* Spin for the common case; yield when the workers are descheduled
      * (an oversubscribed machine), or spinning would steal their core. */
     const char *pf = p->idle[0].ptr, *pf_end = pf ? pf + p->idle[0].len : pf;
@@ -198,6 +253,19 @@ void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg)
         else
             sched_yield();
     }
+    if (t)
+        trace_region(t, t0, p->n);
+}
+
+void gl_threadpool_set_trace(gl_threadpool *p, gl_region_trace *t)
+{
+    p->trace = t;
+}
+
+void gl_threadpool_tag(gl_threadpool *p, uint64_t bytes)
+{
+    if (p->trace)
+        p->trace->next_bytes = bytes;
 }
 
 void gl_threadpool_set_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len)
@@ -209,7 +277,7 @@ void gl_threadpool_set_prefetch(gl_threadpool *p, int ith, const void *ptr, size
 void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double work)
 {
     if (work < GL_MIN_PARALLEL_WORK)
-        fn(arg, 0, 1);
+        run_alone(p, fn, arg);
     else
         gl_threadpool_run(p, fn, arg);
 }

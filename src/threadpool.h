@@ -4,6 +4,8 @@
 #ifndef GENLOOP_SRC_THREADPOOL_H
 #define GENLOOP_SRC_THREADPOOL_H
 
+#include <stdint.h>
+
 #include "genloop.h"
 
 typedef struct gl_threadpool gl_threadpool;
@@ -29,6 +31,31 @@ void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double 
  * memory bandwidth a waiting core would leave unused streams them ahead.
  * Set before gl_threadpool_run; it stays in force until set again. */
 void gl_threadpool_set_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len);
+
+/* Where a decode step's time goes (genloop bench --breakdown): while a
+ * trace is set, every region gl_threadpool_run{,_sized} runs adds to its
+ * sums. No allocation, no locking; the clock is read only while tracing.
+ * Regions tagged with gl_threadpool_tag are matrix products (their bytes:
+ * the weights they stream); the others are attention and the like. */
+enum { GL_TRACE_THREADS = 64 }; /* threads whose waits are counted */
+typedef struct gl_region_trace {
+    uint64_t regions;       /* regions run */
+    uint64_t product_ns;    /* wall time inside product regions */
+    uint64_t product_bytes; /* weight bytes those regions streamed */
+    uint64_t other_ns;      /* wall time inside other regions */
+    uint64_t wait_ns;       /* thread time idle inside regions: every thread waiting for the
+                               last one to finish (summed over threads) */
+    uint64_t next_bytes;    /* gl_threadpool_tag's tag, for the next region */
+    struct {
+        _Alignas(64) uint64_t ns;
+    } end[GL_TRACE_THREADS]; /* scratch: when each thread finished the current region */
+} gl_region_trace;
+
+/* Sets (or, with NULL, clears) the trace; set between regions only. */
+void gl_threadpool_set_trace(gl_threadpool *p, gl_region_trace *t);
+/* Marks the next region a product streaming `bytes` of weights (a no-op
+ * unless tracing). */
+void gl_threadpool_tag(gl_threadpool *p, uint64_t bytes);
 
 /* Splits [0, n) into nth near-equal parts, each a multiple of `grain`
  * except the last; returns thread ith's part. */

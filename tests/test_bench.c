@@ -361,6 +361,38 @@ Test(bench_sweep, json_and_jsonl)
     cr_expect(strstr(r.out, "\"cpu\": \"") && strstr(r.out, "\"model_type\": \"F32\""));
 }
 
+/* --breakdown splits a decode step: its parts are non-negative and add up
+ * to no more than the step (products + other regions + serial = the step's
+ * wall time); the stories260K forward pass runs 5 regions per layer plus
+ * the output product, and the JSON names the tune. */
+Test(bench_sweep, breakdown)
+{
+    for (int t = 1; t <= 2; t++) {
+        char th[8];
+        snprintf(th, sizeof th, "%d", t);
+        RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "16", "-t", th, "-r", "2",
+            "--bw-mib", "16", "--breakdown", "--json");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_expect(strstr(r.out, "\"breakdown\": {") && strstr(r.out, "\"tune\": \""), "%s", r.out);
+        const double prod = jnum_k(r.out, 1, "product_ms"), other = jnum_k(r.out, 1, "other_ms");
+        const double serial = jnum_k(r.out, 1, "serial_ms"),
+                     wait = jnum_k(r.out, 1, "wait_thread_ms");
+        const double regions = jnum_k(r.out, 1, "regions"), p50 = jnum_k(r.out, 1, "p50");
+        cr_expect(prod > 0 && other >= 0 && serial >= 0 && wait >= 0, "%s", r.out);
+        cr_expect(prod + other < 20 * p50 + 1, "%s", r.out);
+        cr_expect(jnum_k(r.out, 1, "product_gbs") > 0, "%s", r.out);
+        cr_expect_geq(regions, 5 * 5 + 1, "%s", r.out);
+        if (t == 1)
+            cr_expect_eq(wait, 0, "one thread never waits for another: %s", r.out);
+    }
+    RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "4", "-r", "1", "--bw-mib", "16",
+        "--json");
+    cr_expect(!strstr(r.out, "\"breakdown\""), "%s", r.out);
+    RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "4", "-r", "1", "--bw-mib", "16",
+        "--breakdown");
+    cr_expect(strstr(r.out, "per decode step: products "), "%s", r.out);
+}
+
 /* The bandwidth probes run before and after the measurements; the one before
  * runs in a child, so its buffer (512 MiB here) never counts in the peak RSS
  * reported for a 1 MB model. */

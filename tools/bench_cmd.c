@@ -178,6 +178,11 @@ typedef struct bench_row {
     int threads, n_prompt, n_gen, batch, reps;
     double pre_mean, pre_std, dec_mean, dec_std, ttft_ms, load_ms, load_first_ms;
     double p50, p90, p99, rss, wbt, bw, roof_tok_s, roof_pct;
+    /* --breakdown, per decode step: ms in product regions (and their GB/s),
+     * in other regions, outside any (the serial steps), thread-ms idle at
+     * region ends, regions */
+    bool has_bd;
+    double bd_product_ms, bd_product_gbs, bd_other_ms, bd_serial_ms, bd_wait_ms, bd_regions;
     double *series; /* per-token decode latency of the last repetition */
 } bench_row;
 
@@ -204,6 +209,7 @@ static int argmax(const float *x, int n)
 /* The buffers of one configuration. */
 typedef struct bench_run {
     gl_ctx *c;
+    gl_region_trace *trace; /* --breakdown: the decode steps' regions, summed */
     int V, p, n, batch;
     int32_t *prompt_rows, *tok; /* [batch * p], [batch] */
     int *seq_rows, *out_rows;   /* [batch * p], [max(batch, n_batch)] */
@@ -240,6 +246,7 @@ static gl_status one_pass(bench_run *b, int n, double *pre_s, double *dec_s, dou
     const double t1 = now_s();
     for (int s = 0; s < b->batch; s++)
         b->out_rows[s] = s;
+    gl_threadpool_set_trace(b->c->pool, lat ? b->trace : NULL);
     for (int i = 0; i < n; i++) {
         const double ts = now_s();
         /* one token per sequence: row s is sequence s, and out_rows
@@ -251,13 +258,16 @@ static gl_status one_pass(bench_run *b, int n, double *pre_s, double *dec_s, dou
                         .n_out = b->batch,
                         .logits = b->logits };
         gl_status st = gl_ctx_forward(b->c, &bt, err);
-        if (st)
+        if (st) {
+            gl_threadpool_set_trace(b->c->pool, NULL);
             return st;
+        }
         for (int s = 0; s < b->batch; s++)
             b->tok[s] = argmax(b->logits + (size_t)s * (size_t)b->V, b->V);
         if (lat)
             lat[i] = (now_s() - ts) * 1e3;
     }
+    gl_threadpool_set_trace(b->c->pool, NULL);
     *pre_s = t1 - t0;
     *dec_s = now_s() - t1;
     return GL_OK;
@@ -274,8 +284,8 @@ static void free_run(bench_run *b)
 }
 
 /* Measures one configuration into row (model fields already set). */
-static gl_status run_config(gl_model *m, const gl_model_info *info, int cache_type, bench_row *row,
-                            gl_error *err)
+static gl_status run_config(gl_model *m, const gl_model_info *info, int cache_type, bool breakdown,
+                            bench_row *row, gl_error *err)
 {
     const double t_ctx = now_s();
     bench_run b = { .V = info->n_vocab, .p = row->n_prompt, .n = row->n_gen, .batch = row->batch };
@@ -297,10 +307,12 @@ static gl_status run_config(gl_model *m, const gl_model_info *info, int cache_ty
     b.out_rows = malloc((size_t)cp.n_batch * sizeof *b.out_rows);
     b.logits = malloc((size_t)b.batch * (size_t)b.V * sizeof *b.logits);
     double *lat = malloc((size_t)reps * (size_t)b.n * sizeof *lat);
+    if (breakdown && (b.trace = aligned_alloc(64, sizeof *b.trace)))
+        memset(b.trace, 0, sizeof *b.trace);
     double *pre = malloc((size_t)reps * sizeof *pre), *dec = malloc((size_t)reps * sizeof *dec);
     row->series = malloc((size_t)b.n * sizeof *row->series);
     if (!b.prompt_rows || !b.seq_rows || !b.tok || !b.out_rows || !b.logits || !lat || !pre ||
-        !dec || !row->series) {
+        !dec || !row->series || (breakdown && !b.trace)) {
         st = gl_fail(err, GL_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -318,13 +330,25 @@ static gl_status run_config(gl_model *m, const gl_model_info *info, int cache_ty
     if ((st = one_pass(&b, b.n < 4 ? b.n : 4, &ps, &ds, NULL, err)))
         goto done;
     row->load_first_ms = row->load_ms + (now_s() - t_ctx - ds) * 1e3;
-    double ttft = 0;
+    double ttft = 0, dec_s = 0;
     for (int r = 0; r < reps; r++) {
         if ((st = one_pass(&b, b.n, &ps, &ds, lat + (size_t)r * (size_t)b.n, err)))
             goto done;
         pre[r] = (double)rows / ps;
         dec[r] = (double)b.batch * b.n / ds;
         ttft = r == 0 || ps * 1e3 < ttft ? ps * 1e3 : ttft;
+        dec_s += ds;
+    }
+    if (b.trace) { /* sums over every repetition's decode steps, per step */
+        const gl_region_trace *t = b.trace;
+        const double steps = (double)reps * b.n;
+        row->has_bd = true;
+        row->bd_product_ms = (double)t->product_ns * 1e-6 / steps;
+        row->bd_product_gbs = t->product_ns ? (double)t->product_bytes / (double)t->product_ns : 0;
+        row->bd_other_ms = (double)t->other_ns * 1e-6 / steps;
+        row->bd_serial_ms = dec_s * 1e3 / steps - row->bd_product_ms - row->bd_other_ms;
+        row->bd_wait_ms = (double)t->wait_ns * 1e-6 / steps;
+        row->bd_regions = (double)t->regions / steps;
     }
     memcpy(row->series, lat + (size_t)(reps - 1) * (size_t)b.n, (size_t)b.n * sizeof *lat);
     mean_std(pre, reps, &row->pre_mean, &row->pre_std);
@@ -347,6 +371,7 @@ done:
     free(lat);
     free(pre);
     free(dec);
+    free(b.trace);
     free_run(&b);
     return st;
 }
@@ -375,6 +400,11 @@ static void json_row(const bench_row *r, bool series)
            r->n_prompt, r->n_gen, r->reps, r->pre_mean, r->pre_std, r->dec_mean, r->dec_std, r->p50,
            r->p90, r->p99, r->ttft_ms, r->load_ms, r->load_first_ms, r->rss, r->bw, r->wbt,
            r->roof_tok_s, r->roof_pct);
+    if (r->has_bd)
+        printf(", \"breakdown\": {\"product_ms\": %.4f, \"product_gbs\": %.3f, \"other_ms\": %.4f, "
+               "\"serial_ms\": %.4f, \"wait_thread_ms\": %.4f, \"regions\": %.1f}",
+               r->bd_product_ms, r->bd_product_gbs, r->bd_other_ms, r->bd_serial_ms, r->bd_wait_ms,
+               r->bd_regions);
     if (series) {
         printf(", \"latency_series_ms\": [");
         for (int i = 0; i < r->n_gen; i++)
@@ -459,6 +489,11 @@ static void print_legacy(const bench_row *r)
            bw, r->wbt / 1e6, r->roof_tok_s, r->roof_pct);
     printf("peak RSS %.1f MB; load %.1f ms; load + first token %.1f ms\n", r->rss / 1e6, r->load_ms,
            r->load_first_ms);
+    if (r->has_bd)
+        printf("per decode step: products %.3f ms (%.1f GB/s of weights), other regions %.3f ms, "
+               "serial %.3f ms; threads idle at region ends %.3f thread-ms; %.0f regions\n",
+               r->bd_product_ms, r->bd_product_gbs, r->bd_other_ms, r->bd_serial_ms, r->bd_wait_ms,
+               r->bd_regions);
 }
 
 /* Labels naming what varies across the sweep; with `skip` ('t' or 'p')
@@ -530,11 +565,16 @@ int cmd_bench(int argc, char **argv)
     int fmt = OUT_LEGACY;
     bool fmt_given = false;
     int cache_type = GL_CACHE_F16;
+    bool breakdown = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--json")) {
             fmt = OUT_JSONL;
             fmt_given = true;
+            continue;
+        }
+        if (!strcmp(a, "--breakdown")) {
+            breakdown = true;
             continue;
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -543,9 +583,12 @@ int cmd_bench(int argc, char **argv)
                    "[-o md|csv|json|jsonl] [--json]\n"
                    "                     [--plot FILE.svg] [--bw-mib 1024] "
                    "[--cache-type f16|q8_0|f32] [--backend NAME]\n"
+                   "                     [--breakdown]\n"
                    "Lists sweep every combination (one row each, mean ± stddev over -r "
                    "repetitions after a warm-up);\n--json is -o jsonl (one object per "
-                   "configuration); --batch B decodes B sequences at once.\n");
+                   "configuration); --batch B decodes B sequences at once; --breakdown splits a\n"
+                   "decode step into matrix products (and their GB/s), other parallel regions,\n"
+                   "serial steps and the threads' waits at region ends.\n");
             return 0;
         }
         if (!v) {
@@ -662,7 +705,7 @@ int cmd_bench(int argc, char **argv)
                         r->reps = (int)reps;
                         r->load_ms = load_ms;
                         r->wbt = (double)info.weight_bytes_per_token;
-                        if (run_config(m, &info, cache_type, r, &err)) {
+                        if (run_config(m, &info, cache_type, breakdown, r, &err)) {
                             cli_error("%s", err.msg);
                             rc = EXIT_RUNTIME;
                         }

@@ -50,8 +50,9 @@ GL_ALWAYS_INLINE __m256i kx_pair16_hi(int a, int b)
 }
 
 /* Decode prefetch of one super-block of one stream (kx8_tmpl.h's
- * KX_ISUMS_PF): the lines at l2 (into L2) and l1 (into L1), issued in
- * nparts slices between the block's own loads. One burst of a whole
+ * KX_ISUMS_PF): the lines at l2 (far: into L2 with prefetcht1, or with
+ * prefetcht0 under a tune with far_t0, src/tune.h) and l1 (near, into L1),
+ * issued in nparts slices between the block's own loads. One burst of a whole
  * 2-3 KiB super-block's prefetches at once fills the core's miss buffers
  * and the burst's tail waits for them (perf: half of a Q6_K decode's
  * samples sat on such a prefetch). */
