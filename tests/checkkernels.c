@@ -925,7 +925,9 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
 {
     static const int nbs[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 32 };
     static const int rowset[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100 };
-    static const int qblk[] = { 1, 2, 3, 7, 8, 9, 17, 64, 176 };
+    /* 300 blocks / 70 super-blocks: more than one chunk of the row-group
+     * kernels (256 blocks, 64 super-blocks), so a row's sum waits in y */
+    static const int qblk[] = { 1, 2, 3, 7, 8, 9, 17, 64, 176, 300 };
     static const int fn[] = { 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 288, 2048 };
     const gl_matmul_fn fr = layout ? ref->matmul_packed[layout] : ref->matmul[type];
     const gl_matmul_fn fw = layout ? nw->matmul_packed[layout] : nw->matmul[type];
@@ -935,11 +937,11 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
         const int nb = nbs[ci % (int)(sizeof nbs / sizeof nbs[0])];
         const int rows = chance(70) ? rowset[rint_in(0, 12)] : rint_in(1, 90);
         int n;
-        static const int kblk[] = { 1, 2, 3, 4, 7, 8, 22 };
+        static const int kblk[] = { 1, 2, 3, 4, 7, 8, 22, 70 };
         if (gguf_type_block_elems((uint32_t)type) == QK_K)
-            n = QK_K * (chance(70) ? kblk[rint_in(0, 6)] : rint_in(1, 30));
+            n = QK_K * (chance(70) ? kblk[rint_in(0, 7)] : rint_in(1, 30));
         else if (is_quant(type))
-            n = 32 * (chance(70) ? qblk[rint_in(0, 8)] : rint_in(1, 200));
+            n = 32 * (chance(70) ? qblk[rint_in(0, 9)] : rint_in(1, 200));
         else
             n = chance(70) ? fn[rint_in(0, 13)] : rint_in(1, 600);
         if ((size_t)rows * nb * (size_t)n > (size_t)6 << 20) /* keep generic quick */
