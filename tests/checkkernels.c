@@ -2042,6 +2042,7 @@ int main(int argc, char **argv)
     }
     printf("checkkernels: using random seed %" PRIu64 "\n", opt.seed);
     printf("cpu features: %s\n", gl_cpu_features());
+    printf("cpu: %s\n", gl_cpu_model());
 
     gl_error err;
     if (gl_kernels_init(&gen, "generic", &err) != GL_OK) {
@@ -2072,6 +2073,11 @@ int main(int argc, char **argv)
                 if (tunes[0].id != i || tunes[0].ymm != y)
                     tunes[n_tunes++] = (gl_tune){ (uint8_t)i, (uint8_t)y };
     }
+    {
+        char tname[32];
+        gl_tune_format(tunes[0], tname, sizeof tname);
+        printf("tune: %s%s\n", tname, n_tunes > 1 ? " (then every other tune's own kernels)" : "");
+    }
     for (int bi = 0; bi < nbk; bi++) {
         if (opt.backend && strcmp(opt.backend, names[bi]) && strcmp(names[bi], "generic"))
             continue;
@@ -2097,10 +2103,10 @@ int main(int argc, char **argv)
                 break; /* generic's kernels take no tune */
             char tname[32];
             gl_tune_format(tunes[ti], tname, sizeof tname);
-            if (ti == 0 && is_gen)
+            /* the first tune's header is the backend's name alone (scripts
+             * grep for it); the tune is printed once at the start */
+            if (ti == 0)
                 printf("%s:\n", names[bi]);
-            else if (ti == 0)
-                printf("%s (tune %s):\n", names[bi], tname);
             int printed = ti == 0;
             for (int si = 0; si < n_slots; si++) {
                 const struct slot *s = &slots[si];
