@@ -68,6 +68,7 @@
 #define KX_TILE       KX_CAT(KX_NAME, _tile)
 #define KX_MULTI      KX_CAT(KX_NAME, _multi)
 #define KX_IMPL       KX_CAT(KX_NAME, _impl)
+#define KX_TUNED      KX_CAT(KX_NAME, _tuned)
 
 /* the float step of one super-block for KX_ROWS rows (lane r = row r) */
 GL_ALWAYS_INLINE KV_PS KX_CAT(KX_NAME, _step)(KV_PS acc, KV_EPI32 isum, KV_EPI32 imin,
@@ -161,7 +162,7 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
 #define KX_LINK
 #endif
 /* the instances, for the decode path's partial groups (general path) */
-KX_LINK const gl_matmul_fn KX_CAT(KX_NAME, _tuned)[GL_TUNE_COUNT];
+KX_LINK const gl_matmul_fn KX_TUNED[GL_TUNE_COUNT];
 
 GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, size_t x_stride,
                               float *y, size_t y_stride, int n, int r0, int r1, int nb,
@@ -174,8 +175,7 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
         kx_xprep xp1[KX_KB];
         kx_col_prep(xs, nsb, xp1);
         if (r0 < f0 * KX_ROWS)
-            KX_CAT(KX_NAME, _tuned)
-            [tune](w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * KX_ROWS, 1);
+            KX_TUNED[tune](w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * KX_ROWS, 1);
         int g = f0;
         for (; g + KX_NG <= f1; g += KX_NG)
             KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
@@ -184,8 +184,7 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
             KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
                      y + (size_t)g * KX_ROWS, tune, 1);
         if (f1 * KX_ROWS < r1)
-            KX_CAT(KX_NAME, _tuned)
-            [tune](w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * KX_ROWS, r1, 1);
+            KX_TUNED[tune](w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * KX_ROWS, r1, 1);
         return;
     }
     const int g_lo = r0 / KX_ROWS, g_hi = (r1 + KX_ROWS - 1) / KX_ROWS;
@@ -244,11 +243,12 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
     }
 #define KX_ENTRY(sfx, id) [id] = KX_CAT(KX_NAME, _##sfx),
 GL_FOR_EACH_TUNE(KX_INSTANCE)
-KX_LINK const gl_matmul_fn KX_CAT(KX_NAME, _tuned)[GL_TUNE_COUNT] = { GL_FOR_EACH_TUNE(KX_ENTRY) };
+KX_LINK const gl_matmul_fn KX_TUNED[GL_TUNE_COUNT] = { GL_FOR_EACH_TUNE(KX_ENTRY) };
 
 #undef KX_INSTANCE
 #undef KX_ENTRY
 #undef KX_IMPL
+#undef KX_TUNED
 #undef KX_LINK
 #undef KX_TILE
 #undef KX_MULTI

@@ -113,6 +113,7 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
 #define X8_MULTI  X8_CAT(X8_NAME, _multi)
 #define X8_ROWS_G X8_CAT(X8_NAME, _rows)
 #define X8_IMPL   X8_CAT(X8_NAME, _impl)
+#define X8_TUNED  X8_CAT(X8_NAME, _tuned)
 
 GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const block_q8_0 *xs, const int32_t *corr,
                                const float *dx, int kn, float *y, const int tune, const int ng)
@@ -209,7 +210,7 @@ GL_ALWAYS_INLINE void X8_ROWS_G(const void *w, size_t w_row_bytes, const void *x
 #define X8_LINK
 #endif
 /* the instances, for the decode path's partial groups (general path) */
-X8_LINK const gl_matmul_fn X8_CAT(X8_NAME, _tuned)[GL_TUNE_COUNT];
+X8_LINK const gl_matmul_fn X8_TUNED[GL_TUNE_COUNT];
 
 GL_ALWAYS_INLINE void X8_IMPL(const void *w, size_t w_row_bytes, const void *x, size_t x_stride,
                               float *y, size_t y_stride, int n, int r0, int r1, int nb,
@@ -225,8 +226,7 @@ GL_ALWAYS_INLINE void X8_IMPL(const void *w, size_t w_row_bytes, const void *x, 
         float dx1[X8_KB];
         gl_x8_col_prep(xs, kn, X8_CORR_SHIFT, corr1, dx1);
         if (r0 < f0 * X8_ROWS)
-            X8_CAT(X8_NAME, _tuned)
-            [tune](w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * X8_ROWS, 1);
+            X8_TUNED[tune](w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * X8_ROWS, 1);
         const int ng =
             gl_tunes[tune].x8_streams < X8_NG_MAX ? gl_tunes[tune].x8_streams : X8_NG_MAX;
         int g = f0;
@@ -237,8 +237,7 @@ GL_ALWAYS_INLINE void X8_IMPL(const void *w, size_t w_row_bytes, const void *x, 
             X8_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, corr1, dx1, kn,
                      y + (size_t)g * X8_ROWS, tune, 1);
         if (f1 * X8_ROWS < r1)
-            X8_CAT(X8_NAME, _tuned)
-            [tune](w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * X8_ROWS, r1, 1);
+            X8_TUNED[tune](w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * X8_ROWS, r1, 1);
         return;
     }
     X8_ROWS_G(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, tune);
@@ -251,12 +250,13 @@ GL_ALWAYS_INLINE void X8_IMPL(const void *w, size_t w_row_bytes, const void *x, 
     }
 #define X8_ENTRY(sfx, id) [id] = X8_CAT(X8_NAME, _##sfx),
 GL_FOR_EACH_TUNE(X8_INSTANCE)
-X8_LINK const gl_matmul_fn X8_CAT(X8_NAME, _tuned)[GL_TUNE_COUNT] = { GL_FOR_EACH_TUNE(X8_ENTRY) };
+X8_LINK const gl_matmul_fn X8_TUNED[GL_TUNE_COUNT] = { GL_FOR_EACH_TUNE(X8_ENTRY) };
 
 #undef X8_TILE
 #undef X8_MULTI
 #undef X8_ROWS_G
 #undef X8_IMPL
+#undef X8_TUNED
 #undef X8_INSTANCE
 #undef X8_ENTRY
 #undef X8_LINK
