@@ -25,8 +25,26 @@
 
 enum gl_tune_id { GL_TUNE_DEFAULT = 0, GL_TUNE_ZEN, GL_TUNE_COUNT };
 
-/* X(suffix, id): one kernel instance per preset */
-#define GL_FOR_EACH_TUNE(X) X(default, GL_TUNE_DEFAULT) X(zen, GL_TUNE_ZEN)
+/* X(suffix, id, a, b) for every preset: one kernel instance each */
+#define GL_FOR_EACH_TUNE(X, a, b) X(default, GL_TUNE_DEFAULT, a, b) X(zen, GL_TUNE_ZEN, a, b)
+
+/* For a matrix-product body impl(w, w_row_bytes, x, x_stride, y, y_stride,
+ * n, r0, r1, nb, tune) (always inline, tune a compile-time constant):
+ * static GL_DECL_MATMUL_FN name_<preset> for every preset and the table
+ * `link const gl_matmul_fn name_tuned[GL_TUNE_COUNT]` of them (link: empty
+ * or static). Used where kernels.h is included. */
+#define GL_TUNE_CAT2(a, b) a##b
+#define GL_TUNE_CAT(a, b)  GL_TUNE_CAT2(a, b)
+#define GL_TUNED_FN_(sfx, id, name, impl)                                                          \
+    static GL_DECL_MATMUL_FN(GL_TUNE_CAT(name, _##sfx))                                            \
+    {                                                                                              \
+        impl(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, id);                         \
+    }
+#define GL_TUNED_ENTRY_(sfx, id, name, impl) [id] = GL_TUNE_CAT(name, _##sfx),
+#define GL_TUNED_MATMULS(link, name, impl)                                                         \
+    GL_FOR_EACH_TUNE(GL_TUNED_FN_, name, impl)                                                     \
+    link const gl_matmul_fn GL_TUNE_CAT(                                                           \
+        name, _tuned)[GL_TUNE_COUNT] = { GL_FOR_EACH_TUNE(GL_TUNED_ENTRY_, name, impl) };
 
 typedef struct gl_tune_params {
     const char *name, *what;

@@ -236,17 +236,8 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
     }
 }
 
-#define KX_INSTANCE(sfx, id)                                                                       \
-    static GL_DECL_MATMUL_FN(KX_CAT(KX_NAME, _##sfx))                                              \
-    {                                                                                              \
-        KX_IMPL(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, id);                      \
-    }
-#define KX_ENTRY(sfx, id) [id] = KX_CAT(KX_NAME, _##sfx),
-GL_FOR_EACH_TUNE(KX_INSTANCE)
-KX_LINK const gl_matmul_fn KX_TUNED[GL_TUNE_COUNT] = { GL_FOR_EACH_TUNE(KX_ENTRY) };
+GL_TUNED_MATMULS(KX_LINK, KX_NAME, KX_IMPL)
 
-#undef KX_INSTANCE
-#undef KX_ENTRY
 #undef KX_IMPL
 #undef KX_TUNED
 #undef KX_LINK

@@ -243,22 +243,13 @@ GL_ALWAYS_INLINE void X8_IMPL(const void *w, size_t w_row_bytes, const void *x, 
     X8_ROWS_G(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, tune);
 }
 
-#define X8_INSTANCE(sfx, id)                                                                       \
-    static GL_DECL_MATMUL_FN(X8_CAT(X8_NAME, _##sfx))                                              \
-    {                                                                                              \
-        X8_IMPL(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, id);                      \
-    }
-#define X8_ENTRY(sfx, id) [id] = X8_CAT(X8_NAME, _##sfx),
-GL_FOR_EACH_TUNE(X8_INSTANCE)
-X8_LINK const gl_matmul_fn X8_TUNED[GL_TUNE_COUNT] = { GL_FOR_EACH_TUNE(X8_ENTRY) };
+GL_TUNED_MATMULS(X8_LINK, X8_NAME, X8_IMPL)
 
 #undef X8_TILE
 #undef X8_MULTI
 #undef X8_ROWS_G
 #undef X8_IMPL
 #undef X8_TUNED
-#undef X8_INSTANCE
-#undef X8_ENTRY
 #undef X8_LINK
 #undef X8_NG_MAX
 #undef X8_NAME

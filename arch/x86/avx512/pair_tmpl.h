@@ -219,18 +219,8 @@ GL_ALWAYS_INLINE void PAIR_IMPL(const void *w, size_t w_row_bytes, const void *x
         PAIR_FALLBACK[tune](w, w_row_bytes, x, x_stride, y, y_stride, n, p1 * 16, r1, 1);
 }
 
-#define PAIR_INSTANCE(sfx, id)                                                                     \
-    static GL_DECL_MATMUL_FN(PAIR_CAT(PAIR_NAME, _##sfx))                                          \
-    {                                                                                              \
-        PAIR_IMPL(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, id);                    \
-    }
-#define PAIR_ENTRY(sfx, id) [id] = PAIR_CAT(PAIR_NAME, _##sfx),
-GL_FOR_EACH_TUNE(PAIR_INSTANCE)
-static const gl_matmul_fn PAIR_CAT(PAIR_NAME,
-                                   _tuned)[GL_TUNE_COUNT] = { GL_FOR_EACH_TUNE(PAIR_ENTRY) };
+GL_TUNED_MATMULS(static, PAIR_NAME, PAIR_IMPL)
 
-#undef PAIR_INSTANCE
-#undef PAIR_ENTRY
 #undef PAIR_IMPL
 #undef PAIR_TILE
 #undef PAIR_ROWS_G
