@@ -80,6 +80,12 @@ gl_status gl_tune_describe(const char *name, char *buf, size_t cap, gl_error *er
     const gl_tune_params *p = &gl_tunes[t.id];
     char fmt[32];
     gl_tune_format(t, fmt, sizeof fmt);
+#if !defined(__x86_64__) && !defined(__i386__)
+    /* only the x86 kernels prefetch; the numbers mean nothing here */
+    snprintf(buf, cap, "%s (%s; no effect on this architecture: its kernels take no tune)", fmt,
+             p->what);
+    return GL_OK;
+#endif
     snprintf(buf, cap,
              "%s (%s): prefetch %s %u B + prefetcht0 %u B ahead%s, %u streams per thread (Q8_0 "
              "on zmm: %u), K-quants %u + %u B ahead; %s Q4_0/Q8_0 decode products",
