@@ -100,15 +100,16 @@ Test(sampler, greedy_ties_go_to_lowest_id)
     gl_sampler_free(s);
 }
 
-/* Greedy over vocabularies wider than the argmax's lanes, with a tail: the
- * first id of the largest value wherever it sits, NaN never, +inf first. */
+/* Greedy over vocabularies wider than the argmax's lanes and blocks, with
+ * tails: the first id of the largest value wherever it sits, NaN never,
+ * +inf first. */
 Test(sampler, greedy_wide_vocab_first_max)
 {
     gl_sampler_params p = plain();
     p.temp = 0.0f;
-    const int sizes[3] = { 16, 1000, 1037 };
+    const int sizes[] = { 16, 1000, 1037, 2048, 2049, 6151, 151936 };
     unsigned r = 12345u;
-    for (int si = 0; si < 3; si++) {
+    for (int si = 0; si < (int)(sizeof sizes / sizeof sizes[0]); si++) {
         const int n = sizes[si];
         gl_sampler *s = make(n, &p);
         float *z = malloc(sizeof *z * (size_t)n);
