@@ -407,6 +407,32 @@ Test(bench_sweep, probe_outside_peak_rss)
     cr_expect(jnum_k(r.out, 1, "bandwidth_gbs") > 0);
 }
 
+/* Each row's roofline is the probe at its own thread count: a sweep over
+ * -t probes every count, and the default (-t omitted: one thread per
+ * physical core) probes the count the context then runs with (it once
+ * probed one thread and set a 2-thread decode against it). */
+Test(bench_sweep, probe_per_thread_count)
+{
+    RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "4", "-t", "1,2", "-r", "1", "--bw-mib",
+        "16", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "after (1 thread)") && strstr(r.err, "after (2 threads)"), "%s", r.err);
+    for (int k = 1; k <= 2; k++) {
+        const double bw = jnum_k(r.out, k, "bandwidth_gbs"),
+                     wbt = jnum_k(r.out, k, "weight_bytes_per_token");
+        cr_expect(bw > 0 && wbt > 0);
+        cr_expect(near(jnum_k(r.out, k, "roofline_tok_s"), bw * 1e9 / wbt, 1e-3, 0.01), "row %d",
+                  k);
+    }
+    RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "4", "-r", "1", "--bw-mib", "16",
+        "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char want[64];
+    const int t = (int)jnum_k(r.out, 1, "threads");
+    snprintf(want, sizeof want, "after (%d thread%s)", t, t == 1 ? "" : "s");
+    cr_expect(t >= 1 && strstr(r.err, want), "rows run %d threads; probes: %s", t, r.err);
+}
+
 Test(bench_sweep, bad_lists_refused)
 {
     const char *const a1[] = { "bench", "-m", "x.gguf", "-p", "8,,16", NULL };

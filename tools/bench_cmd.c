@@ -427,7 +427,7 @@ static void csv_str(const char *s)
     putchar('"');
 }
 
-static void print_rows(const bench_row *rows, int n, int fmt, int bw_threads)
+static void print_rows(const bench_row *rows, int n, int fmt)
 {
     if (fmt == OUT_JSON || fmt == OUT_JSONL) {
         if (fmt == OUT_JSON)
@@ -470,10 +470,17 @@ static void print_rows(const bench_row *rows, int n, int fmt, int bw_threads)
                r->backend, r->threads, r->batch, r->n_prompt, r->n_gen, r->pre_mean, r->pre_std,
                r->dec_mean, r->dec_std, r->p50, r->p99, r->roof_pct);
     }
-    printf("\nmemory read bandwidth %.2f GB/s (the better of probes before and after the sweep, %d "
-           "threads); roofline %% "
-           "= decode tok/s / (batch x bandwidth / weight bytes per token)\n",
-           rows[0].bw, bw_threads);
+    printf("\nmemory read bandwidth");
+    for (int i = 0; i < n; i++) { /* each thread count's probe once, in the rows' order */
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= rows[j].threads == rows[i].threads;
+        if (!seen)
+            printf("%s %.2f GB/s at %d thread%s", i ? "," : "", rows[i].bw, rows[i].threads,
+                   rows[i].threads == 1 ? "" : "s");
+    }
+    printf(" (the better of probes before and after the sweep); roofline %% = decode tok/s / "
+           "(batch x bandwidth at the row's threads / weight bytes per token)\n");
 }
 
 static void print_legacy(const bench_row *r)
@@ -671,10 +678,22 @@ int cmd_bench(int argc, char **argv)
         cli_error("out of memory");
         return EXIT_RUNTIME;
     }
-    int n_rows = 0, rc = 0, max_threads = 1;
-    for (int ti = 0; ti < lt.n; ti++)
-        max_threads = (int)lt.v[ti] > max_threads ? (int)lt.v[ti] : max_threads;
-    const double bw_before = bench_memory_bandwidth_child(max_threads, (size_t)bw_mib << 20, 3);
+    int n_rows = 0, rc = 0;
+    /* Thread counts as the contexts resolve them (-t 0, the default: one per
+     * physical core), and a bandwidth probe at each, before and after the
+     * runs: a row's roofline is what its own thread count can read (a
+     * 2-thread decode against a 1-thread probe read as 146 % of it). */
+    double bw_before[MAX_LIST], bw_after[MAX_LIST];
+    for (int ti = 0; ti < lt.n; ti++) {
+        if (lt.v[ti] == 0)
+            lt.v[ti] = gl_physical_cores();
+        int same = 0;
+        while (lt.v[same] != lt.v[ti])
+            same++;
+        bw_before[ti] = same < ti
+                            ? bw_before[same]
+                            : bench_memory_bandwidth_child((int)lt.v[ti], (size_t)bw_mib << 20, 3);
+    }
     for (int mi = 0; mi < n_models && !rc; mi++) {
         const double t_load = now_s();
         gl_model *m = NULL;
@@ -719,13 +738,26 @@ int cmd_bench(int argc, char **argv)
         gl_model_free(m);
     }
     if (!rc) {
-        const double bw_after = bench_memory_bandwidth(max_threads, (size_t)bw_mib << 20, 3);
-        const double bw = bw_before > bw_after ? bw_before : bw_after;
-        fprintf(stderr,
-                "genloop: bench: memory read bandwidth %.2f GB/s before the runs, %.2f after\n",
-                bw_before, bw_after);
+        for (int ti = 0; ti < lt.n; ti++) {
+            int same = 0;
+            while (lt.v[same] != lt.v[ti])
+                same++;
+            if (same < ti) {
+                bw_after[ti] = bw_after[same];
+                continue;
+            }
+            bw_after[ti] = bench_memory_bandwidth((int)lt.v[ti], (size_t)bw_mib << 20, 3);
+            fprintf(stderr,
+                    "genloop: bench: memory read bandwidth %.2f GB/s before the runs, %.2f after "
+                    "(%lld thread%s)\n",
+                    bw_before[ti], bw_after[ti], lt.v[ti], lt.v[ti] == 1 ? "" : "s");
+        }
         for (int i = 0; i < n_rows; i++) {
             bench_row *r = &rows[i];
+            int ti = 0; /* the probe at the row's thread count */
+            while (ti + 1 < lt.n && lt.v[ti] != r->threads)
+                ti++;
+            const double bw = bw_before[ti] > bw_after[ti] ? bw_before[ti] : bw_after[ti];
             r->bw = bw;
             r->roof_tok_s = bw > 0 ? r->batch * bw * 1e9 / r->wbt : 0;
             r->roof_pct = r->roof_tok_s > 0 ? 100.0 * r->dec_mean / r->roof_tok_s : 0;
@@ -733,7 +765,7 @@ int cmd_bench(int argc, char **argv)
         if (fmt == OUT_LEGACY)
             print_legacy(&rows[0]);
         else
-            print_rows(rows, n_rows, fmt, max_threads);
+            print_rows(rows, n_rows, fmt);
         fflush(stdout);
         if (plot && write_plot(plot, rows, n_rows, n_models)) {
             cli_error("cannot write the plot '%s'", plot);
