@@ -189,9 +189,7 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
     }
     const int g_lo = r0 / KX_ROWS, g_hi = (r1 + KX_ROWS - 1) / KX_ROWS;
     const int kmax = nsb < KX_KB ? nsb : KX_KB;
-    int pg = (int)(((size_t)512 << 10) / ((size_t)kmax * sizeof(KX_WBLK)));
-    if (pg < 1)
-        pg = 1;
+    const int pg = gl_panel_groups(kmax, sizeof(KX_WBLK));
     kx_xprep xp[KX_C][KX_KB];
     for (int k0 = 0; k0 < nsb; k0 += KX_KB) {
         const int kn = nsb - k0 < KX_KB ? nsb - k0 : KX_KB;

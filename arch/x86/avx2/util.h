@@ -253,6 +253,15 @@ GL_ALWAYS_INLINE void gl_prefetch_streams(const int tune, const char *w, size_t 
         }
 }
 
+/* Row groups (or pairs) per panel of the general, many-column paths:
+ * ~512 KiB of weights, so a panel stays in L2 while every column tile
+ * streams over it; at least one. unit_bytes: one group's bytes per block. */
+GL_ALWAYS_INLINE int gl_panel_groups(int kmax, size_t unit_bytes)
+{
+    const size_t n = ((size_t)512 << 10) / ((size_t)kmax * unit_bytes);
+    return n < 1 ? 1 : (int)n;
+}
+
 /* Per activation block b < kn of one column: its scale as float, and the
  * correction -2^shift sum(quants) of kernels whose integer dot takes an
  * unsigned a = w + 2^shift (shift < 0: none, 0). Exact. */

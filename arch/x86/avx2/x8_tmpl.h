@@ -151,9 +151,7 @@ GL_ALWAYS_INLINE void X8_ROWS_G(const void *w, size_t w_row_bytes, const void *x
     const int nblk = n / QK8_0;
     const int g_lo = r0 / X8_ROWS, g_hi = (r1 + X8_ROWS - 1) / X8_ROWS;
     const int kmax = nblk < X8_KB ? nblk : X8_KB;
-    int pg = (int)(((size_t)512 << 10) / ((size_t)kmax * sizeof(X8_WBLK)));
-    if (pg < 1)
-        pg = 1;
+    const int pg = gl_panel_groups(kmax, sizeof(X8_WBLK));
     int32_t corr[X8_C][X8_KB];
     float dx[X8_C][X8_KB];
     for (int k0 = 0; k0 < nblk; k0 += X8_KB) {

@@ -132,8 +132,7 @@ GL_ALWAYS_INLINE void PAIR_ROWS_G(const char *w, size_t gb, const void *x, size_
                                   const int tune)
 {
     const int kmax = nblk < PAIR_KB ? nblk : PAIR_KB;
-    int pp = (int)(((size_t)512 << 10) / (2 * (size_t)kmax * sizeof(PAIR_WBLK)));
-    pp = pp < 1 ? 1 : pp;
+    const int pp = gl_panel_groups(kmax, 2 * sizeof(PAIR_WBLK));
     int32_t corr[PAIR_C][PAIR_KB];
     float dx[PAIR_C][PAIR_KB];
     for (int k0 = 0; k0 < nblk; k0 += PAIR_KB) {
