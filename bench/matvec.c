@@ -75,6 +75,8 @@ static const char *layout_name(int ti, int layout)
     case GL_LAYOUT_Q4_KX16: return "q4_Kx16";
     case GL_LAYOUT_Q6_KX16: return "q6_Kx16";
     case GL_LAYOUT_Q5_KX16: return "q5_Kx16";
+    case GL_LAYOUT_IQ4_XSX16: return "iq4_xsx16";
+    case GL_LAYOUT_Q3_KX16: return "q3_Kx16";
     default: return mv_types[ti].name;
     }
 }

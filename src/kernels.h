@@ -106,6 +106,8 @@ enum gl_layout {
     GL_LAYOUT_Q4_KX16,
     GL_LAYOUT_Q6_KX16,
     GL_LAYOUT_Q5_KX16,
+    GL_LAYOUT_IQ4_XSX16,
+    GL_LAYOUT_Q3_KX16,
     GL_LAYOUT_COUNT
 };
 

@@ -279,6 +279,40 @@ typedef struct GL_PACKED block_q5_Kx16 {
 } block_q5_Kx16;
 
 static_assert(sizeof(block_q5_Kx16) == 16 * sizeof(block_q5_K), "block_q5_Kx16: 16 super-blocks");
+/* IQ4_XSx16: 16 rows' IQ4_XS super-blocks; scales_h[r] and the 4 bytes of
+ * scales_l at 4 r are row r's, so one load gives every lane its row's
+ * sub-block scales (nibble j of the 32-bit lane, bits 2 j of the 16-bit
+ * one); qs as Q4_Kx16's (load k: bytes 4 k .. 4 k + 3 of each row's qs,
+ * i.e. elements 32 (k / 4) + 4 (k % 4) + 0..3 in the low nibbles, + 16 in
+ * the high ones). Same bytes as 16 plain rows. */
+typedef struct GL_PACKED block_iq4_xsx16 {
+    uint16_t d[GL_X16_ROWS];
+    uint16_t scales_h[GL_X16_ROWS];
+    uint8_t scales_l[GL_X16_ROWS * QK_K / 64];
+    uint8_t qs[GL_X16_ROWS * QK_K / 2];
+} block_iq4_xsx16;
+
+static_assert(sizeof(block_iq4_xsx16) == 16 * sizeof(block_iq4_xs),
+              "block_iq4_xsx16: 16 super-blocks");
+
+/* Q3_Kx16, laid out for the AVX-512 kernel (as Q6_Kx16):
+ *   scales: row r's 16 six-bit scales (stored + 32, as GGUF) in 12 bytes,
+ *   three units: byte b of unit t (scales[64 t + 4 r + b]) holds scale
+ *   4 t + b in bits 0-5 and bits 2 t, 2 t + 1 of scale 12 + b in bits 6-7;
+ *   q: the 3-bit values u = q + 4, three bytes per eight values. Group
+ *   g = 4 h + p (h < 2, p < 4) is three 64-byte units B0..B2 at q + 192 g;
+ *   byte 4 r + i of each holds row r's values u_t, t < 8, of elements
+ *   128 h + 32 (t % 4) + 4 (2 p + t / 4) + i: B0 = u0 | u1 << 3 | (u6 & 3)
+ *   << 6, B1 = u2 | u3 << 3 | (u7 & 3) << 6, B2 = u4 | u5 << 3 | (u6 >> 2)
+ *   << 6 | (u7 >> 2) << 7. So three loads give eight vectors of values
+ *   with one to four operations each. Same bytes as 16 plain rows. */
+typedef struct GL_PACKED block_q3_Kx16 {
+    uint16_t d[GL_X16_ROWS];
+    uint8_t scales[GL_X16_ROWS * 12];
+    uint8_t q[GL_X16_ROWS * QK_K * 3 / 8];
+} block_q3_Kx16;
+
+static_assert(sizeof(block_q3_Kx16) == 16 * sizeof(block_q3_K), "block_q3_Kx16: 16 super-blocks");
 static_assert(sizeof(block_q4_Kx16) == 16 * sizeof(block_q4_K) &&
                   sizeof(block_q6_Kx16) == 16 * sizeof(block_q6_K),
               "K-quant x16 blocks: 16 super-blocks");

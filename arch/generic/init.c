@@ -46,6 +46,10 @@ void gl_kernels_init_generic(gl_kernels *k)
           gl_unpack_q6_K_x16_generic, gl_matmul_q6_K_x16_generic },
         { GL_LAYOUT_Q5_KX16, GGUF_T_Q5_K, GL_X16_ROWS, gl_repack_q5_K_x16_generic,
           gl_unpack_q5_K_x16_generic, gl_matmul_q5_K_x16_generic },
+        { GL_LAYOUT_IQ4_XSX16, GGUF_T_IQ4_XS, GL_X16_ROWS, gl_repack_iq4_xs_x16_generic,
+          gl_unpack_iq4_xs_x16_generic, gl_matmul_iq4_xs_x16_generic },
+        { GL_LAYOUT_Q3_KX16, GGUF_T_Q3_K, GL_X16_ROWS, gl_repack_q3_K_x16_generic,
+          gl_unpack_q3_K_x16_generic, gl_matmul_q3_K_x16_generic },
     };
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
         const int l = layouts[i].layout;

@@ -217,6 +217,18 @@ float gl_kdot_q6_K_generic(float sum, const block_q6_K *w, const block_q8_K *x)
     unpack_q6_K(w, &k);
     return kblock_dot(sum, &k, x);
 }
+float gl_kdot_q3_K_generic(float sum, const block_q3_K *w, const block_q8_K *x)
+{
+    kblock k;
+    unpack_q3_K(w, &k);
+    return kblock_dot(sum, &k, x);
+}
+float gl_kdot_iq4_xs_generic(float sum, const block_iq4_xs *w, const block_q8_K *x)
+{
+    kblock k;
+    unpack_iq4_xs(w, &k);
+    return kblock_dot(sum, &k, x);
+}
 
 KQUANT(q3_K, block_q3_K, unpack_q3_K)
 KQUANT(q4_K, block_q4_K, unpack_q4_K)

@@ -13,6 +13,8 @@ typedef struct kx_xprep {
     int32_t b4[4];
     int32_t b6[8];
     int32_t q6c[16]; /* -32 bsums[j]: a Q6_K sub-block's offset, as an accumulator's start */
+    int32_t q3c[16]; /* -4 bsums[j]: a Q3_K sub-block's offset (u = q + 4) */
+    int32_t iq4c[8]; /* -128 (bsums[2 j] + bsums[2 j + 1]): an IQ4_XS sub-block's (u = v + 128) */
 } kx_xprep;
 
 GL_ALWAYS_INLINE void kx_col_prep(const block_q8_K *xs, int kn, kx_xprep *xp)
@@ -26,6 +28,10 @@ GL_ALWAYS_INLINE void kx_col_prep(const block_q8_K *xs, int kn, kx_xprep *xp)
         memcpy(xp[b].b6, xs[b].bsums, sizeof xp[b].b6);
         for (int j = 0; j < 16; j++)
             xp[b].q6c[j] = -32 * xs[b].bsums[j];
+        for (int j = 0; j < 16; j++)
+            xp[b].q3c[j] = -4 * xs[b].bsums[j];
+        for (int j = 0; j < 8; j++)
+            xp[b].iq4c[j] = -128 * (xs[b].bsums[2 * j] + xs[b].bsums[2 * j + 1]);
     }
 }
 

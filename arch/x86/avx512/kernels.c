@@ -398,6 +398,10 @@ void GL_AVX512_INIT(gl_kernels *k)
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q6_KX16);
         k->matmul_packed[GL_LAYOUT_Q5_KX16] = matmul_q5_K_x16_vnni_tuned[t];
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_KX16);
+        k->matmul_packed[GL_LAYOUT_IQ4_XSX16] = matmul_iq4_xs_x16_vnni_tuned[t];
+        gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_XSX16);
+        k->matmul_packed[GL_LAYOUT_Q3_KX16] = matmul_q3_K_x16_vnni_tuned[t];
+        gl_kernels_prefer_layout(k, GL_LAYOUT_Q3_KX16);
 #endif
     }
     k->matmul[GGUF_T_F32] = matmul_f32_mix;

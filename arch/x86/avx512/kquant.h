@@ -544,4 +544,280 @@ GL_ALWAYS_INLINE void kx16_isums1_q6K_vnni(const block_q6_Kx16 *blk, const int8_
 #define KX_HAS_MIN                      0
 #define KX_LINK                         static
 #include "arch/x86/avx2/kx8_tmpl.h"
+/* ---- IQ4_XSx16 (layout: src/quant.h), one zmm lane per row ----
+ * Each nibble looks up u = value + 128 in [1, 241] (vpshufb; the sign
+ * bit of gl_iq4nl_values flipped), unsigned for vpdpbusd; sub-block j's chain
+ * starts at -128 times its activation sum (xp->iq4c[j]), which takes the
+ * offset back exactly, then one vpmulld by the row's scale ls - 32.
+ * Bounds: |chain| <= 32 * 241 * 128 + 130048, times |scale| <= 32, eight
+ * sub-blocks: inside int32. */
+GL_ALWAYS_INLINE __m512i kx16_iq4_table(void)
+{
+    return _mm512_xor_si512(
+        _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)gl_iq4nl_values)),
+        _mm512_set1_epi8((char)0x80));
+}
+
+GL_ALWAYS_INLINE __m512i kx16_iq4_scale(__m512i l, __m512i h, int j)
+{
+    const __m512i lo = _mm512_and_si512(_mm512_srli_epi32(l, 4 * j), _mm512_set1_epi32(15));
+    const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(h, 2 * j), _mm512_set1_epi32(3));
+    return _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)), _mm512_set1_epi32(32));
+}
+
+GL_ALWAYS_INLINE void kx16_iq4_scale_regs(const block_iq4_xsx16 *blk, __m512i *l, __m512i *h)
+{
+    *l = _mm512_loadu_si512((const void *)blk->scales_l);
+    *h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)blk->scales_h));
+}
+
+GL_ALWAYS_INLINE void kx16_isums_iq4xs_vnni(const block_iq4_xsx16 *blk, const int8_t *const *xq,
+                                            const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                                            const int nc)
+{
+    (void)imin;
+    const __m512i tbl = kx16_iq4_table();
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    __m512i l, h;
+    kx16_iq4_scale_regs(blk, &l, &h);
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++) {
+        __m512i acc[KX_C];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            acc[c] = _mm512_set1_epi32(xp[c]->iq4c[j]);
+#pragma GCC unroll 4
+        for (int kk = 0; kk < 4; kk++) {
+            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (4 * j + kk)));
+            const __m512i lo = _mm512_shuffle_epi8(tbl, _mm512_and_si512(v, m4));
+            const __m512i hi =
+                _mm512_shuffle_epi8(tbl, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++) {
+                acc[c] = _mm512_dpbusd_epi32(acc[c], lo,
+                                             _mm512_set1_epi32(x8_load32(xq[c] + 32 * j + 4 * kk)));
+                acc[c] = _mm512_dpbusd_epi32(
+                    acc[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 32 * j + 16 + 4 * kk)));
+            }
+        }
+        const __m512i sc = kx16_iq4_scale(l, h, j);
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c], sc));
+    }
+}
+
+/* Decode (one column): the eight sub-block chains side by side, the
+ * stream's prefetches in four slices between the loads. */
+GL_ALWAYS_INLINE void kx16_isums1_iq4xs_vnni(const block_iq4_xsx16 *blk, const int8_t *xq,
+                                             const kx_xprep *xp, __m512i *isum, __m512i *imin,
+                                             const kx_pf *pf)
+{
+    (void)imin;
+    const __m512i tbl = kx16_iq4_table();
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    __m512i acc[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++)
+        acc[j] = _mm512_set1_epi32(xp->iq4c[j]);
+#pragma GCC unroll 4
+    for (int kk = 0; kk < 4; kk++) {
+        kx_pf_part(pf, kk, 4, sizeof *blk);
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; j++) {
+            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (4 * j + kk)));
+            const __m512i lo = _mm512_shuffle_epi8(tbl, _mm512_and_si512(v, m4));
+            const __m512i hi =
+                _mm512_shuffle_epi8(tbl, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+            acc[j] =
+                _mm512_dpbusd_epi32(acc[j], lo, _mm512_set1_epi32(x8_load32(xq + 32 * j + 4 * kk)));
+            acc[j] = _mm512_dpbusd_epi32(acc[j], hi,
+                                         _mm512_set1_epi32(x8_load32(xq + 32 * j + 16 + 4 * kk)));
+        }
+    }
+    __m512i l, h;
+    kx16_iq4_scale_regs(blk, &l, &h);
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++)
+        *isum = _mm512_add_epi32(*isum, _mm512_mullo_epi32(acc[j], kx16_iq4_scale(l, h, j)));
+}
+
+#define KX_ROWS                         GL_X16_ROWS
+#define KV_PS                           __m512
+#define KV_EPI32                        __m512i
+#define KV_ZERO_PS()                    _mm512_setzero_ps()
+#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
+#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
+#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
+#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
+#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
+#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
+#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
+#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
+#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
+#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
+#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define KX_NAME                         matmul_iq4_xs_x16_vnni
+#define KX_WBLK                         block_iq4_xsx16
+#define KX_ISUMS                        kx16_isums_iq4xs_vnni
+#define KX_ISUMS_PF                     kx16_isums1_iq4xs_vnni
+#define KX_HAS_MIN                      0
+#define KX_LINK                         static
+#include "arch/x86/avx2/kx8_tmpl.h"
+/* ---- Q3_Kx16 (layout: src/quant.h), one zmm lane per row ----
+ * A group's three loads give eight vectors of u = q + 4 (kx16_q3_units);
+ * sub-block j = 8 h + 2 s + half is one dpbusd chain started at -4
+ * bsums[j] (xp->q3c: the offset, exactly), times its scale - 32. Bounds:
+ * |chain| <= 16 * 7 * 127 + 4 * 16 * 128, times 32, sixteen sub-blocks:
+ * inside int32. */
+GL_ALWAYS_INLINE void kx16_q3_units(const uint8_t *g, __m512i u[8])
+{
+    const __m512i m7 = _mm512_set1_epi8(7), m3 = _mm512_set1_epi8(3);
+    const __m512i b0 = _mm512_loadu_si512((const void *)g);
+    const __m512i b1 = _mm512_loadu_si512((const void *)(g + 64));
+    const __m512i b2 = _mm512_loadu_si512((const void *)(g + 128));
+    u[0] = _mm512_and_si512(b0, m7);
+    u[1] = _mm512_and_si512(_mm512_srli_epi16(b0, 3), m7);
+    u[2] = _mm512_and_si512(b1, m7);
+    u[3] = _mm512_and_si512(_mm512_srli_epi16(b1, 3), m7);
+    u[4] = _mm512_and_si512(b2, m7);
+    u[5] = _mm512_and_si512(_mm512_srli_epi16(b2, 3), m7);
+    /* bits 0-1 from B0 / B1's top bits, bit 2 from B2's (0xe4: c ? a : b) */
+    u[6] = _mm512_and_si512(
+        _mm512_ternarylogic_epi32(_mm512_srli_epi16(b0, 6), _mm512_srli_epi16(b2, 4), m3, 0xe4),
+        m7);
+    u[7] = _mm512_and_si512(
+        _mm512_ternarylogic_epi32(_mm512_srli_epi16(b1, 6), _mm512_srli_epi16(b2, 5), m3, 0xe4),
+        m7);
+}
+
+/* the sixteen rows' scales - 32 as bytes: sc[t] byte b = scale 4 t + b */
+GL_ALWAYS_INLINE void kx16_q3_scales(const uint8_t *scales, __m512i sc[4])
+{
+    const __m512i m6 = _mm512_set1_epi8(0x3f), k32 = _mm512_set1_epi8(32);
+    const __m512i u0 = _mm512_loadu_si512((const void *)scales);
+    const __m512i u1 = _mm512_loadu_si512((const void *)(scales + 64));
+    const __m512i u2 = _mm512_loadu_si512((const void *)(scales + 128));
+    sc[0] = _mm512_sub_epi8(_mm512_and_si512(u0, m6), k32);
+    sc[1] = _mm512_sub_epi8(_mm512_and_si512(u1, m6), k32);
+    sc[2] = _mm512_sub_epi8(_mm512_and_si512(u2, m6), k32);
+    /* bits 0-1 from unit 0's top bits, 2-3 from unit 1's, 4-5 from unit 2's */
+    const __m512i t12 = _mm512_ternarylogic_epi32(
+        _mm512_srli_epi16(u1, 4), _mm512_srli_epi16(u2, 2), _mm512_set1_epi8(0x0c), 0xe4);
+    const __m512i top =
+        _mm512_ternarylogic_epi32(_mm512_srli_epi16(u0, 6), t12, _mm512_set1_epi8(0x03), 0xe4);
+    sc[3] = _mm512_sub_epi8(_mm512_and_si512(top, m6), k32);
+}
+
+/* sub-block j's scales as int32 lanes (sign-extended byte j % 4 of sc[j / 4]) */
+GL_ALWAYS_INLINE __m512i kx16_q3_scale(const __m512i sc[4], int j)
+{
+    return _mm512_srai_epi32(_mm512_shuffle_epi8(sc[j / 4], kx512_ctl(kx_byte32(j % 4, 1))), 24);
+}
+
+GL_ALWAYS_INLINE void kx16_isums_q3K_vnni(const block_q3_Kx16 *blk, const int8_t *const *xq,
+                                          const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                                          const int nc)
+{
+    (void)imin;
+    __m512i sc[4];
+    kx16_q3_scales(blk->scales, sc);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++) {
+            __m512i acc[KX_C][4];
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++)
+#pragma GCC unroll 4
+                for (int s = 0; s < 4; s++)
+                    acc[c][s] = _mm512_set1_epi32(xp[c]->q3c[8 * h + 2 * s + half]);
+#pragma GCC unroll 2
+            for (int pp = 0; pp < 2; pp++) {
+                const int p = 2 * half + pp;
+                __m512i u[8];
+                kx16_q3_units(blk->q + 192 * (4 * h + p), u);
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+#pragma GCC unroll 8
+                    for (int t = 0; t < 8; t++)
+                        acc[c][t % 4] = _mm512_dpbusd_epi32(
+                            acc[c][t % 4], u[t],
+                            _mm512_set1_epi32(
+                                x8_load32(xq[c] + 128 * h + 32 * (t % 4) + 4 * (2 * p + t / 4))));
+            }
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++) {
+                const __m512i scj = kx16_q3_scale(sc, 8 * h + 2 * s + half);
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c][s], scj));
+            }
+        }
+}
+
+/* Decode (one column): both halves of each h at once (eight chains), the
+ * stream's prefetches in eight slices between the loads. */
+GL_ALWAYS_INLINE void kx16_isums1_q3K_vnni(const block_q3_Kx16 *blk, const int8_t *xq,
+                                           const kx_xprep *xp, __m512i *isum, __m512i *imin,
+                                           const kx_pf *pf)
+{
+    (void)imin;
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+        __m512i acc[2][4];
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++)
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++)
+                acc[half][s] = _mm512_set1_epi32(xp->q3c[8 * h + 2 * s + half]);
+#pragma GCC unroll 2
+        for (int pp = 0; pp < 2; pp++)
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; half++) {
+                const int p = 2 * half + pp;
+                kx_pf_part(pf, 4 * h + 2 * pp + half, 8, sizeof *blk);
+                __m512i u[8];
+                kx16_q3_units(blk->q + 192 * (4 * h + p), u);
+#pragma GCC unroll 8
+                for (int t = 0; t < 8; t++)
+                    acc[half][t % 4] = _mm512_dpbusd_epi32(
+                        acc[half][t % 4], u[t],
+                        _mm512_set1_epi32(
+                            x8_load32(xq + 128 * h + 32 * (t % 4) + 4 * (2 * p + t / 4))));
+            }
+        __m512i sc[4];
+        kx16_q3_scales(blk->scales, sc);
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++)
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++)
+                *isum = _mm512_add_epi32(
+                    *isum,
+                    _mm512_mullo_epi32(acc[half][s], kx16_q3_scale(sc, 8 * h + 2 * s + half)));
+    }
+}
+
+#define KX_ROWS                         GL_X16_ROWS
+#define KV_PS                           __m512
+#define KV_EPI32                        __m512i
+#define KV_ZERO_PS()                    _mm512_setzero_ps()
+#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
+#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
+#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
+#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
+#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
+#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
+#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
+#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
+#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
+#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
+#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define KX_NAME                         matmul_q3_K_x16_vnni
+#define KX_WBLK                         block_q3_Kx16
+#define KX_ISUMS                        kx16_isums_q3K_vnni
+#define KX_ISUMS_PF                     kx16_isums1_q3K_vnni
+#define KX_HAS_MIN                      0
+#define KX_LINK                         static
+#include "arch/x86/avx2/kx8_tmpl.h"
 #undef KX_C
