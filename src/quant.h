@@ -292,10 +292,20 @@ typedef struct GL_PACKED block_iq4_xsx16 {
     uint8_t qs[GL_X16_ROWS * QK_K / 2];
 } block_iq4_xsx16;
 
-static_assert(sizeof(block_iq4_xsx16) == 16 * sizeof(block_iq4_xs),
-              "block_iq4_xsx16: 16 super-blocks");
+/* IQ4_XSx8: the same over 8 rows (32-byte units) */
+typedef struct GL_PACKED block_iq4_xsx8 {
+    uint16_t d[GL_X8_ROWS];
+    uint16_t scales_h[GL_X8_ROWS];
+    uint8_t scales_l[GL_X8_ROWS * QK_K / 64];
+    uint8_t qs[GL_X8_ROWS * QK_K / 2];
+} block_iq4_xsx8;
 
-/* Q3_Kx16, laid out for the AVX-512 kernel (as Q6_Kx16):
+static_assert(sizeof(block_iq4_xsx16) == 16 * sizeof(block_iq4_xs) &&
+                  sizeof(block_iq4_xsx8) == 8 * sizeof(block_iq4_xs),
+              "IQ4_XS row groups: 8 / 16 super-blocks");
+
+/* Q3_Kx8 / Q3_Kx16, laid out for the SIMD kernels (as Q6_Kx16), shown
+ * for 16 rows (Q3_Kx8: 32-byte units, offsets halved):
  *   scales: row r's 16 six-bit scales (stored + 32, as GGUF) in 12 bytes,
  *   three units: byte b of unit t (scales[64 t + 4 r + b]) holds scale
  *   4 t + b in bits 0-5 and bits 2 t, 2 t + 1 of scale 12 + b in bits 6-7;
@@ -312,7 +322,37 @@ typedef struct GL_PACKED block_q3_Kx16 {
     uint8_t q[GL_X16_ROWS * QK_K * 3 / 8];
 } block_q3_Kx16;
 
-static_assert(sizeof(block_q3_Kx16) == 16 * sizeof(block_q3_K), "block_q3_Kx16: 16 super-blocks");
+typedef struct GL_PACKED block_q3_Kx8 {
+    uint16_t d[GL_X8_ROWS];
+    uint8_t scales[GL_X8_ROWS * 12];
+    uint8_t q[GL_X8_ROWS * QK_K * 3 / 8];
+} block_q3_Kx8;
+
+/* Q2_Kx8 / Q2_Kx16: d[r], dmin[r]; scales and qs interleaved in 4-byte
+ * units as Q4_Kx8 (unit t of scales: row r's scale bytes 4 t .. 4 t + 3;
+ * unit k of qs: bytes 4 k .. 4 k + 3 of each row's qs, i.e. elements
+ * 128 (k / 8) + 32 s + 4 (k % 8) + 0..3 in bits 2 s). Same bytes as 8 / 16
+ * plain rows. */
+typedef struct GL_PACKED block_q2_Kx8 {
+    uint16_t d[GL_X8_ROWS];
+    uint16_t dmin[GL_X8_ROWS];
+    uint8_t scales[GL_X8_ROWS * QK_K / 16];
+    uint8_t qs[GL_X8_ROWS * QK_K / 4];
+} block_q2_Kx8;
+
+typedef struct GL_PACKED block_q2_Kx16 {
+    uint16_t d[GL_X16_ROWS];
+    uint16_t dmin[GL_X16_ROWS];
+    uint8_t scales[GL_X16_ROWS * QK_K / 16];
+    uint8_t qs[GL_X16_ROWS * QK_K / 4];
+} block_q2_Kx16;
+
+static_assert(sizeof(block_q2_Kx16) == 16 * sizeof(block_q2_K) &&
+                  sizeof(block_q2_Kx8) == 8 * sizeof(block_q2_K),
+              "Q2_K row groups: 8 / 16 super-blocks");
+static_assert(sizeof(block_q3_Kx16) == 16 * sizeof(block_q3_K) &&
+                  sizeof(block_q3_Kx8) == 8 * sizeof(block_q3_K),
+              "Q3_K row groups: 8 / 16 super-blocks");
 static_assert(sizeof(block_q4_Kx16) == 16 * sizeof(block_q4_K) &&
                   sizeof(block_q6_Kx16) == 16 * sizeof(block_q6_K),
               "K-quant x16 blocks: 16 super-blocks");

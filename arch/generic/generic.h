@@ -50,15 +50,28 @@ GL_DECL_REPACK_FN(gl_repack_q5_K_x16_generic);
 GL_DECL_UNPACK_FN(gl_unpack_q5_K_x16_generic);
 GL_DECL_MATMUL_FN(gl_matmul_q5_K_x16_generic);
 GL_DECL_REPACK_FN(gl_repack_iq4_xs_x16_generic);
+GL_DECL_REPACK_FN(gl_repack_iq4_xs_x8_generic);
+GL_DECL_UNPACK_FN(gl_unpack_iq4_xs_x8_generic);
+GL_DECL_MATMUL_FN(gl_matmul_iq4_xs_x8_generic);
 GL_DECL_UNPACK_FN(gl_unpack_iq4_xs_x16_generic);
 GL_DECL_MATMUL_FN(gl_matmul_iq4_xs_x16_generic);
 GL_DECL_REPACK_FN(gl_repack_q3_K_x16_generic);
+GL_DECL_REPACK_FN(gl_repack_q2_K_x8_generic);
+GL_DECL_UNPACK_FN(gl_unpack_q2_K_x8_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q2_K_x8_generic);
+GL_DECL_REPACK_FN(gl_repack_q2_K_x16_generic);
+GL_DECL_UNPACK_FN(gl_unpack_q2_K_x16_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q2_K_x16_generic);
+GL_DECL_REPACK_FN(gl_repack_q3_K_x8_generic);
+GL_DECL_UNPACK_FN(gl_unpack_q3_K_x8_generic);
+GL_DECL_MATMUL_FN(gl_matmul_q3_K_x8_generic);
 GL_DECL_UNPACK_FN(gl_unpack_q3_K_x16_generic);
 GL_DECL_MATMUL_FN(gl_matmul_q3_K_x16_generic);
 /* kquants.c: one super-block's step of the plain products */
 float gl_kdot_q4_K_generic(float sum, const block_q4_K *w, const block_q8_K *x);
 float gl_kdot_q5_K_generic(float sum, const block_q5_K *w, const block_q8_K *x);
 float gl_kdot_q6_K_generic(float sum, const block_q6_K *w, const block_q8_K *x);
+float gl_kdot_q2_K_generic(float sum, const block_q2_K *w, const block_q8_K *x);
 float gl_kdot_q3_K_generic(float sum, const block_q3_K *w, const block_q8_K *x);
 float gl_kdot_iq4_xs_generic(float sum, const block_iq4_xs *w, const block_q8_K *x);
 

@@ -50,6 +50,14 @@ void gl_kernels_init_generic(gl_kernels *k)
           gl_unpack_iq4_xs_x16_generic, gl_matmul_iq4_xs_x16_generic },
         { GL_LAYOUT_Q3_KX16, GGUF_T_Q3_K, GL_X16_ROWS, gl_repack_q3_K_x16_generic,
           gl_unpack_q3_K_x16_generic, gl_matmul_q3_K_x16_generic },
+        { GL_LAYOUT_Q3_KX8, GGUF_T_Q3_K, GL_X8_ROWS, gl_repack_q3_K_x8_generic,
+          gl_unpack_q3_K_x8_generic, gl_matmul_q3_K_x8_generic },
+        { GL_LAYOUT_IQ4_XSX8, GGUF_T_IQ4_XS, GL_X8_ROWS, gl_repack_iq4_xs_x8_generic,
+          gl_unpack_iq4_xs_x8_generic, gl_matmul_iq4_xs_x8_generic },
+        { GL_LAYOUT_Q2_KX8, GGUF_T_Q2_K, GL_X8_ROWS, gl_repack_q2_K_x8_generic,
+          gl_unpack_q2_K_x8_generic, gl_matmul_q2_K_x8_generic },
+        { GL_LAYOUT_Q2_KX16, GGUF_T_Q2_K, GL_X16_ROWS, gl_repack_q2_K_x16_generic,
+          gl_unpack_q2_K_x16_generic, gl_matmul_q2_K_x16_generic },
     };
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
         const int l = layouts[i].layout;

@@ -217,6 +217,12 @@ float gl_kdot_q6_K_generic(float sum, const block_q6_K *w, const block_q8_K *x)
     unpack_q6_K(w, &k);
     return kblock_dot(sum, &k, x);
 }
+float gl_kdot_q2_K_generic(float sum, const block_q2_K *w, const block_q8_K *x)
+{
+    kblock k;
+    unpack_q2_K(w, &k);
+    return kblock_dot(sum, &k, x);
+}
 float gl_kdot_q3_K_generic(float sum, const block_q3_K *w, const block_q8_K *x)
 {
     kblock k;

@@ -114,11 +114,13 @@ DEF_XN_MATMUL(gl_matmul_q4_0_x8_generic, block_q4_0x8, QK4_0 / 2, DOT_Q4, GL_X8_
 DEF_XN_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8, GL_X8_ROWS)
 DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X16_ROWS)
 
-/* ---- K-quant row groups (Q4_Kx8, Q6_Kx8, Q4_Kx16, Q6_Kx16, Q5_Kx16, IQ4_XSx16, Q3_Kx16; src/quant.h)
- * Every byte array of ROWS rows' super-blocks interleaved in 4-byte units
- * (xn_index), the half-float scales side by side. The products run each
- * row's super-blocks back through generic's plain step (gl_kdot_*), so they
- * are the plain products by construction. */
+/* ---- K-quant row groups (src/quant.h) ----------------------------------
+ * Q4_Kx8, Q6_Kx8, Q4_Kx16, Q5_Kx16, IQ4_XSx8 / x16, Q2_Kx8 / x16: every byte array of ROWS
+ * rows' super-blocks interleaved in 4-byte units (xn_index), the
+ * half-float scales side by side; Q6_Kx16 and Q3_Kx8 / Q3_Kx16 re-encoded
+ * for their kernels. The products run each row's super-blocks back
+ * through generic's plain step (gl_kdot_*), so they are the plain products
+ * by construction. */
 
 #define KX_COPY(o, sb, f, bytes, r, rows)                                                          \
     for (int u = 0; u < (bytes) / 4; u++)                                                          \
@@ -182,30 +184,59 @@ static void q5_Kx16_get(block_q5_K *ob, const block_q5_Kx16 *in, int k)
     KX_BACK(ob, in, qs, QK_K / 2, k, GL_X16_ROWS);
 }
 
-static void iq4_xsx16_put(block_iq4_xsx16 *o, const block_iq4_xs *sb, int r)
-{
-    if (!sb) {
-        o->d[r] = o->scales_h[r] = 0;
-        KX_ZERO(o, scales_l, QK_K / 64, r, GL_X16_ROWS);
-        KX_ZERO(o, qs, QK_K / 2, r, GL_X16_ROWS);
-        return;
+#define DEF_Q2K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
+    static void PUT(XBLK *o, const block_q2_K *sb, int r)                                          \
+    {                                                                                              \
+        if (!sb) {                                                                                 \
+            o->d[r] = o->dmin[r] = 0;                                                              \
+            KX_ZERO(o, scales, QK_K / 16, r, ROWS);                                                \
+            KX_ZERO(o, qs, QK_K / 4, r, ROWS);                                                     \
+            return;                                                                                \
+        }                                                                                          \
+        o->d[r] = sb->d;                                                                           \
+        o->dmin[r] = sb->dmin;                                                                     \
+        KX_COPY(o, sb, scales, QK_K / 16, r, ROWS);                                                \
+        KX_COPY(o, sb, qs, QK_K / 4, r, ROWS);                                                     \
+    }                                                                                              \
+    static void GET(block_q2_K *ob, const XBLK *in, int k)                                         \
+    {                                                                                              \
+        ob->d = in->d[k];                                                                          \
+        ob->dmin = in->dmin[k];                                                                    \
+        KX_BACK(ob, in, scales, QK_K / 16, k, ROWS);                                               \
+        KX_BACK(ob, in, qs, QK_K / 4, k, ROWS);                                                    \
     }
-    o->d[r] = sb->d;
-    o->scales_h[r] = sb->scales_h;
-    KX_COPY(o, sb, scales_l, QK_K / 64, r, GL_X16_ROWS);
-    KX_COPY(o, sb, qs, QK_K / 2, r, GL_X16_ROWS);
-}
 
-static void iq4_xsx16_get(block_iq4_xs *ob, const block_iq4_xsx16 *in, int k)
-{
-    ob->d = in->d[k];
-    ob->scales_h = in->scales_h[k];
-    KX_BACK(ob, in, scales_l, QK_K / 64, k, GL_X16_ROWS);
-    KX_BACK(ob, in, qs, QK_K / 2, k, GL_X16_ROWS);
-}
+DEF_Q2K_PUTGET(q2_Kx8_put, q2_Kx8_get, block_q2_Kx8, GL_X8_ROWS)
+DEF_Q2K_PUTGET(q2_Kx16_put, q2_Kx16_get, block_q2_Kx16, GL_X16_ROWS)
 
-/* Q3_Kx16 (src/quant.h): element e's group, byte and value index t */
-static void q3_Kx16_at(int e, int *g, int *i, int *t)
+#define DEF_IQ4XS_PUTGET(PUT, GET, XBLK, ROWS)                                                     \
+    static void PUT(XBLK *o, const block_iq4_xs *sb, int r)                                        \
+    {                                                                                              \
+        if (!sb) {                                                                                 \
+            o->d[r] = o->scales_h[r] = 0;                                                          \
+            KX_ZERO(o, scales_l, QK_K / 64, r, ROWS);                                              \
+            KX_ZERO(o, qs, QK_K / 2, r, ROWS);                                                     \
+            return;                                                                                \
+        }                                                                                          \
+        o->d[r] = sb->d;                                                                           \
+        o->scales_h[r] = sb->scales_h;                                                             \
+        KX_COPY(o, sb, scales_l, QK_K / 64, r, ROWS);                                              \
+        KX_COPY(o, sb, qs, QK_K / 2, r, ROWS);                                                     \
+    }                                                                                              \
+    static void GET(block_iq4_xs *ob, const XBLK *in, int k)                                       \
+    {                                                                                              \
+        ob->d = in->d[k];                                                                          \
+        ob->scales_h = in->scales_h[k];                                                            \
+        KX_BACK(ob, in, scales_l, QK_K / 64, k, ROWS);                                             \
+        KX_BACK(ob, in, qs, QK_K / 2, k, ROWS);                                                    \
+    }
+
+DEF_IQ4XS_PUTGET(iq4_xsx8_put, iq4_xsx8_get, block_iq4_xsx8, GL_X8_ROWS)
+DEF_IQ4XS_PUTGET(iq4_xsx16_put, iq4_xsx16_get, block_iq4_xsx16, GL_X16_ROWS)
+
+/* Q3_Kx8 / Q3_Kx16 (src/quant.h), U = 4 rows bytes per unit: element e's
+ * group, byte and value index t */
+static void q3_Kxn_at(int e, int *g, int *i, int *t)
 {
     const int h = e / 128, s = e % 128 / 32, k = e % 32 / 4;
     *g = 4 * h + k / 2;
@@ -220,15 +251,16 @@ static int q3_K_raw_scale(const uint8_t *sc, int j)
     return lo | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4;
 }
 
-static void q3_Kx16_put(block_q3_Kx16 *o, const block_q3_K *sb, int r)
+/* row r's super-block into the scales and q arrays of a group of `rows` */
+static void q3_Kxn_put(uint8_t *scales, uint8_t *q, int rows, const block_q3_K *sb, int r)
 {
-    o->d[r] = sb ? sb->d : 0;
+    const int U = 4 * rows;
     int sv[16];
     for (int j = 0; j < 16; j++)
         sv[j] = sb ? q3_K_raw_scale(sb->scales, j) : 0;
     for (int t = 0; t < 3; t++)
         for (int b = 0; b < 4; b++)
-            o->scales[64 * t + 4 * r + b] =
+            scales[U * t + 4 * r + b] =
                 (uint8_t)(sv[4 * t + b] | ((sv[12 + b] >> (2 * t)) & 3) << 6);
     uint8_t u[8][8][4] = { 0 }; /* [group][t][i] */
     if (sb)
@@ -237,50 +269,64 @@ static void q3_Kx16_put(block_q3_Kx16 *o, const block_q3_K *sb, int r)
             const int lo = (sb->qs[32 * h + l] >> (2 * s)) & 3;
             const int hb = (sb->hmask[l] >> (4 * h + s)) & 1;
             int g, i, t;
-            q3_Kx16_at(e, &g, &i, &t);
+            q3_Kxn_at(e, &g, &i, &t);
             u[g][t][i] = (uint8_t)(lo | hb << 2);
         }
     for (int g = 0; g < 8; g++)
         for (int i = 0; i < 4; i++) {
             const uint8_t *v = (const uint8_t *)&u[g][0][0];
-#define U(t) v[4 * (t) + i]
-            uint8_t *q = o->q + 192 * g + 4 * r + i;
-            q[0] = (uint8_t)(U(0) | U(1) << 3 | (U(6) & 3) << 6);
-            q[64] = (uint8_t)(U(2) | U(3) << 3 | (U(7) & 3) << 6);
-            q[128] = (uint8_t)(U(4) | U(5) << 3 | (U(6) >> 2) << 6 | (U(7) >> 2) << 7);
-#undef U
+#define U_(t) v[4 * (t) + i]
+            uint8_t *o = q + 3 * U * g + 4 * r + i;
+            o[0] = (uint8_t)(U_(0) | U_(1) << 3 | (U_(6) & 3) << 6);
+            o[U] = (uint8_t)(U_(2) | U_(3) << 3 | (U_(7) & 3) << 6);
+            o[2 * U] = (uint8_t)(U_(4) | U_(5) << 3 | (U_(6) >> 2) << 6 | (U_(7) >> 2) << 7);
+#undef U_
         }
 }
 
-static void q3_Kx16_get(block_q3_K *ob, const block_q3_Kx16 *in, int k)
+static void q3_Kxn_get(block_q3_K *ob, const uint8_t *scales, const uint8_t *q, int rows, int k)
 {
-    memset(ob, 0, sizeof *ob);
-    ob->d = in->d[k];
+    const int U = 4 * rows;
     for (int j = 0; j < 16; j++) {
-        const int sv = j < 12 ? in->scales[64 * (j / 4) + 4 * k + j % 4] & 63
-                              : (in->scales[4 * k + j - 12] >> 6) |
-                                    (in->scales[64 + 4 * k + j - 12] >> 6) << 2 |
-                                    (in->scales[128 + 4 * k + j - 12] >> 6) << 4;
+        const int sv = j < 12 ? scales[U * (j / 4) + 4 * k + j % 4] & 63
+                              : (scales[4 * k + j - 12] >> 6) |
+                                    (scales[U + 4 * k + j - 12] >> 6) << 2 |
+                                    (scales[2 * U + 4 * k + j - 12] >> 6) << 4;
         ob->scales[j % 8] |= (uint8_t)((sv & 15) << (4 * (j / 8)));
         ob->scales[8 + j % 4] |= (uint8_t)((sv >> 4) << (2 * (j / 4)));
     }
     for (int e = 0; e < QK_K; e++) {
         int g, i, t;
-        q3_Kx16_at(e, &g, &i, &t);
-        const uint8_t *q = in->q + 192 * g + 4 * k + i;
-        static const int8_t at[8] = { 0, 0, 1, 1, 2, 2, -1, -2 };
+        q3_Kxn_at(e, &g, &i, &t);
+        const uint8_t *b = q + 3 * U * g + 4 * k + i;
         int u;
-        if (at[t] >= 0)
-            u = (q[64 * at[t]] >> (3 * (t % 2))) & 7;
+        if (t < 6)
+            u = (b[U * (t / 2)] >> (3 * (t % 2))) & 7;
         else if (t == 6)
-            u = (q[0] >> 6) | ((q[128] >> 6) & 1) << 2;
+            u = (b[0] >> 6) | ((b[2 * U] >> 6) & 1) << 2;
         else
-            u = (q[64] >> 6) | (q[128] >> 7) << 2;
+            u = (b[U] >> 6) | (b[2 * U] >> 7) << 2;
         const int h = e / 128, s = e % 128 / 32, l = e % 32;
         ob->qs[32 * h + l] |= (uint8_t)((u & 3) << (2 * s));
         ob->hmask[l] |= (uint8_t)((u >> 2) << (4 * h + s));
     }
 }
+
+#define DEF_Q3K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
+    static void PUT(XBLK *o, const block_q3_K *sb, int r)                                          \
+    {                                                                                              \
+        o->d[r] = sb ? sb->d : 0;                                                                  \
+        q3_Kxn_put(o->scales, o->q, ROWS, sb, r);                                                  \
+    }                                                                                              \
+    static void GET(block_q3_K *ob, const XBLK *in, int k)                                         \
+    {                                                                                              \
+        memset(ob, 0, sizeof *ob);                                                                 \
+        ob->d = in->d[k];                                                                          \
+        q3_Kxn_get(ob, in->scales, in->q, ROWS, k);                                                \
+    }
+
+DEF_Q3K_PUTGET(q3_Kx8_put, q3_Kx8_get, block_q3_Kx8, GL_X8_ROWS)
+DEF_Q3K_PUTGET(q3_Kx16_put, q3_Kx16_get, block_q3_Kx16, GL_X16_ROWS)
 
 #define DEF_Q6K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
     static void PUT(XBLK *o, const block_q6_K *sb, int r)                                          \
@@ -395,7 +441,11 @@ DEF_KX_REPACK(gl_repack_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_put, G
 DEF_KX_REPACK(gl_repack_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_put, GL_X16_ROWS)
 DEF_KX_REPACK(gl_repack_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_put, GL_X16_ROWS)
 DEF_KX_REPACK(gl_repack_q5_K_x16_generic, block_q5_K, block_q5_Kx16, q5_Kx16_put, GL_X16_ROWS)
+DEF_KX_REPACK(gl_repack_q2_K_x8_generic, block_q2_K, block_q2_Kx8, q2_Kx8_put, GL_X8_ROWS)
+DEF_KX_REPACK(gl_repack_q2_K_x16_generic, block_q2_K, block_q2_Kx16, q2_Kx16_put, GL_X16_ROWS)
+DEF_KX_REPACK(gl_repack_q3_K_x8_generic, block_q3_K, block_q3_Kx8, q3_Kx8_put, GL_X8_ROWS)
 DEF_KX_REPACK(gl_repack_q3_K_x16_generic, block_q3_K, block_q3_Kx16, q3_Kx16_put, GL_X16_ROWS)
+DEF_KX_REPACK(gl_repack_iq4_xs_x8_generic, block_iq4_xs, block_iq4_xsx8, iq4_xsx8_put, GL_X8_ROWS)
 DEF_KX_REPACK(gl_repack_iq4_xs_x16_generic, block_iq4_xs, block_iq4_xsx16, iq4_xsx16_put,
               GL_X16_ROWS)
 
@@ -414,7 +464,11 @@ DEF_KX_UNPACK(gl_unpack_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_get, G
 DEF_KX_UNPACK(gl_unpack_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_get, GL_X16_ROWS)
 DEF_KX_UNPACK(gl_unpack_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_get, GL_X16_ROWS)
 DEF_KX_UNPACK(gl_unpack_q5_K_x16_generic, block_q5_K, block_q5_Kx16, q5_Kx16_get, GL_X16_ROWS)
+DEF_KX_UNPACK(gl_unpack_q2_K_x8_generic, block_q2_K, block_q2_Kx8, q2_Kx8_get, GL_X8_ROWS)
+DEF_KX_UNPACK(gl_unpack_q2_K_x16_generic, block_q2_K, block_q2_Kx16, q2_Kx16_get, GL_X16_ROWS)
+DEF_KX_UNPACK(gl_unpack_q3_K_x8_generic, block_q3_K, block_q3_Kx8, q3_Kx8_get, GL_X8_ROWS)
 DEF_KX_UNPACK(gl_unpack_q3_K_x16_generic, block_q3_K, block_q3_Kx16, q3_Kx16_get, GL_X16_ROWS)
+DEF_KX_UNPACK(gl_unpack_iq4_xs_x8_generic, block_iq4_xs, block_iq4_xsx8, iq4_xsx8_get, GL_X8_ROWS)
 DEF_KX_UNPACK(gl_unpack_iq4_xs_x16_generic, block_iq4_xs, block_iq4_xsx16, iq4_xsx16_get,
               GL_X16_ROWS)
 
@@ -447,7 +501,15 @@ DEF_KX_MATMUL(gl_matmul_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_get
               gl_kdot_q6_K_generic, GL_X16_ROWS)
 DEF_KX_MATMUL(gl_matmul_q5_K_x16_generic, block_q5_K, block_q5_Kx16, q5_Kx16_get,
               gl_kdot_q5_K_generic, GL_X16_ROWS)
+DEF_KX_MATMUL(gl_matmul_iq4_xs_x8_generic, block_iq4_xs, block_iq4_xsx8, iq4_xsx8_get,
+              gl_kdot_iq4_xs_generic, GL_X8_ROWS)
 DEF_KX_MATMUL(gl_matmul_iq4_xs_x16_generic, block_iq4_xs, block_iq4_xsx16, iq4_xsx16_get,
               gl_kdot_iq4_xs_generic, GL_X16_ROWS)
+DEF_KX_MATMUL(gl_matmul_q2_K_x8_generic, block_q2_K, block_q2_Kx8, q2_Kx8_get, gl_kdot_q2_K_generic,
+              GL_X8_ROWS)
+DEF_KX_MATMUL(gl_matmul_q2_K_x16_generic, block_q2_K, block_q2_Kx16, q2_Kx16_get,
+              gl_kdot_q2_K_generic, GL_X16_ROWS)
+DEF_KX_MATMUL(gl_matmul_q3_K_x8_generic, block_q3_K, block_q3_Kx8, q3_Kx8_get, gl_kdot_q3_K_generic,
+              GL_X8_ROWS)
 DEF_KX_MATMUL(gl_matmul_q3_K_x16_generic, block_q3_K, block_q3_Kx16, q3_Kx16_get,
               gl_kdot_q3_K_generic, GL_X16_ROWS)

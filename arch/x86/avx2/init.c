@@ -15,6 +15,12 @@ void gl_kernels_init_avx2(gl_kernels *k)
     /* the decode tune's instances (src/tune.h) */
     k->matmul_packed[GL_LAYOUT_Q4_KX8] = gl_matmul_q4_K_x8_avx2_tuned[k->tune.id];
     k->matmul_packed[GL_LAYOUT_Q6_KX8] = gl_matmul_q6_K_x8_avx2_tuned[k->tune.id];
+    k->matmul_packed[GL_LAYOUT_Q3_KX8] = gl_matmul_q3_K_x8_avx2_tuned[k->tune.id];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q3_KX8);
+    k->matmul_packed[GL_LAYOUT_IQ4_XSX8] = gl_matmul_iq4_xs_x8_avx2_tuned[k->tune.id];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_XSX8);
+    k->matmul_packed[GL_LAYOUT_Q2_KX8] = gl_matmul_q2_K_x8_avx2_tuned[k->tune.id];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q2_KX8);
     k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_avx2_tuned[k->tune.id];
     k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_avx2_tuned[k->tune.id];
     k->matmul[GGUF_T_F32] = gl_matmul_f32_avx2;

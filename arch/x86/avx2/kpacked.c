@@ -1,4 +1,5 @@
-/* AVX2 products over the K-quant row groups Q4_Kx8 and Q6_Kx8 (src/quant.h);
+/* AVX2 products over the K-quant row groups Q4_Kx8, Q6_Kx8, Q3_Kx8, Q2_Kx8
+ * and IQ4_XSx8 (src/quant.h);
  * loop structure and exactness argument in kx8_tmpl.h. */
 #include "arch/x86/avx2/avx2.h"
 #include "arch/x86/avx2/kx8.h"
@@ -157,4 +158,246 @@ GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *c
 #define KX_ISUMS(b, q, p, s, m, n)    kx_isums_q6K_avx2(b, q, p, s, m, n, NULL)
 #define KX_ISUMS_PF(b, q, p, s, m, f) kx_isums_q6K_avx2(b, &(q), &(p), s, m, 1, f)
 #define KX_HAS_MIN                    0
+#include "arch/x86/avx2/kx8_tmpl.h"
+
+/* Q3_Kx8 (layout: src/quant.h). A group's three 32-byte loads give eight
+ * vectors of u = q + 4 in [0, 7]; sub-block j = 8 h + 2 s + half takes
+ * four maddubs (pairs at most 2 * 7 * 128, four of them 7168: int16),
+ * then one madd with its scale - 32 (int16 pair per lane) widens to int32.
+ * The -4 offset: isum -= 4 sum_j sc_j bsums_j (pairs of scales madd the
+ * bsum pairs b6). Exact. */
+GL_ALWAYS_INLINE void kx_q3_units_avx2(const uint8_t *g, __m256i u[8])
+{
+    const __m256i m7 = _mm256_set1_epi8(7), m3 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(4);
+    const __m256i b0 = _mm256_loadu_si256((const __m256i *)g);
+    const __m256i b1 = _mm256_loadu_si256((const __m256i *)(g + 32));
+    const __m256i b2 = _mm256_loadu_si256((const __m256i *)(g + 64));
+    u[0] = _mm256_and_si256(b0, m7);
+    u[1] = _mm256_and_si256(_mm256_srli_epi16(b0, 3), m7);
+    u[2] = _mm256_and_si256(b1, m7);
+    u[3] = _mm256_and_si256(_mm256_srli_epi16(b1, 3), m7);
+    u[4] = _mm256_and_si256(b2, m7);
+    u[5] = _mm256_and_si256(_mm256_srli_epi16(b2, 3), m7);
+    u[6] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b0, 6), m3),
+                           _mm256_and_si256(_mm256_srli_epi16(b2, 4), m4));
+    u[7] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b1, 6), m3),
+                           _mm256_and_si256(_mm256_srli_epi16(b2, 5), m4));
+}
+
+/* the eight rows' scales - 32 as bytes: sc[t] byte b = scale 4 t + b */
+GL_ALWAYS_INLINE void kx_q3_scales_avx2(const uint8_t *scales, __m256i sc[4])
+{
+    const __m256i m6 = _mm256_set1_epi8(0x3f), k32 = _mm256_set1_epi8(32);
+    const __m256i u0 = _mm256_loadu_si256((const __m256i *)scales);
+    const __m256i u1 = _mm256_loadu_si256((const __m256i *)(scales + 32));
+    const __m256i u2 = _mm256_loadu_si256((const __m256i *)(scales + 64));
+    sc[0] = _mm256_sub_epi8(_mm256_and_si256(u0, m6), k32);
+    sc[1] = _mm256_sub_epi8(_mm256_and_si256(u1, m6), k32);
+    sc[2] = _mm256_sub_epi8(_mm256_and_si256(u2, m6), k32);
+    const __m256i top = _mm256_or_si256(
+        _mm256_and_si256(_mm256_srli_epi16(u0, 6), _mm256_set1_epi8(0x03)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(u1, 4), _mm256_set1_epi8(0x0c)),
+                        _mm256_and_si256(_mm256_srli_epi16(u2, 2), _mm256_set1_epi8(0x30))));
+    sc[3] = _mm256_sub_epi8(top, k32);
+}
+
+GL_ALWAYS_INLINE void kx_isums_q3K_avx2(const block_q3_Kx8 *blk, const int8_t *const *xq,
+                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
+                                        const int nc, const kx_pf *pf)
+{
+    (void)imin;
+    __m256i sc[4];
+    kx_q3_scales_avx2(blk->scales, sc);
+    __m256i corr[KX_C];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        corr[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; p++) {
+        const __m256i sp = kx_q6_scale(sc, 2 * p, 2 * p + 1);
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            corr[c] =
+                _mm256_add_epi32(corr[c], _mm256_madd_epi16(sp, _mm256_set1_epi32(xp[c]->b6[p])));
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++) {
+            __m256i acc[KX_C][4];
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++)
+#pragma GCC unroll 4
+                for (int s = 0; s < 4; s++)
+                    acc[c][s] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+            for (int pp = 0; pp < 2; pp++) {
+                const int p = 2 * half + pp;
+                if (pf)
+                    kx_pf_part(pf, 4 * h + 2 * half + pp, 8, sizeof *blk);
+                __m256i u[8];
+                kx_q3_units_avx2(blk->q + 96 * (4 * h + p), u);
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+#pragma GCC unroll 8
+                    for (int t = 0; t < 8; t++)
+                        acc[c][t % 4] = _mm256_add_epi16(
+                            acc[c][t % 4],
+                            _mm256_maddubs_epi16(
+                                u[t], _mm256_set1_epi32(x8_load32(xq[c] + 128 * h + 32 * (t % 4) +
+                                                                  4 * (2 * p + t / 4)))));
+            }
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++) {
+                const int j = 8 * h + 2 * s + half;
+                const __m256i scj = kx_q6_scale(sc, j, j);
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(acc[c][s], scj));
+            }
+        }
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        isum[c] = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(corr[c], 2));
+}
+
+#define KX_NAME                       gl_matmul_q3_K_x8_avx2
+#define KX_WBLK                       block_q3_Kx8
+#define KX_ISUMS(b, q, p, s, m, n)    kx_isums_q3K_avx2(b, q, p, s, m, n, NULL)
+#define KX_ISUMS_PF(b, q, p, s, m, f) kx_isums_q3K_avx2(b, &(q), &(p), s, m, 1, f)
+#define KX_HAS_MIN                    0
+#include "arch/x86/avx2/kx8_tmpl.h"
+
+/* IQ4_XSx8 (layout: src/quant.h). Each nibble looks up its signed value
+ * w (vpshufb of gl_iq4nl_values); maddubs takes |w| (<= 127) against the
+ * activation with w's sign (vpsign: Q8_K quants are in [-127, 127], so no
+ * -128 to negate): pairs at most 2 * 127 * 127, inside int16; one madd per
+ * maddubs with the sub-block's scale ls - 32 (int16 pair per lane) widens
+ * to int32. Exact. */
+GL_ALWAYS_INLINE __m256i kx_iq4_scale_avx2(__m256i l, __m256i h, int j)
+{
+    const __m256i lo = _mm256_and_si256(_mm256_srli_epi32(l, 4 * j), _mm256_set1_epi32(15));
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi32(h, 2 * j), _mm256_set1_epi32(3));
+    const __m256i s =
+        _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
+    /* the low int16 of each lane into both halves */
+    return _mm256_shuffle_epi8(s, _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12,
+                                                   13, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13,
+                                                   12, 13));
+}
+
+GL_ALWAYS_INLINE void kx_isums_iq4xs_avx2(const block_iq4_xsx8 *blk, const int8_t *const *xq,
+                                          const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
+                                          const int nc, const kx_pf *pf)
+{
+    (void)xp;
+    (void)imin;
+    const __m256i tbl =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)gl_iq4nl_values));
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i l = _mm256_loadu_si256((const __m256i *)blk->scales_l);
+    const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)blk->scales_h));
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++) {
+        if (pf)
+            kx_pf_part(pf, j, 8, sizeof *blk);
+        const __m256i sj = kx_iq4_scale_avx2(l, h, j);
+#pragma GCC unroll 4
+        for (int kk = 0; kk < 4; kk++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (4 * j + kk)));
+            const __m256i wl = _mm256_shuffle_epi8(tbl, _mm256_and_si256(v, m4));
+            const __m256i wh =
+                _mm256_shuffle_epi8(tbl, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+            const __m256i al = _mm256_abs_epi8(wl), ah = _mm256_abs_epi8(wh);
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++) {
+                const __m256i xl = _mm256_set1_epi32(x8_load32(xq[c] + 32 * j + 4 * kk));
+                const __m256i xh = _mm256_set1_epi32(x8_load32(xq[c] + 32 * j + 16 + 4 * kk));
+                const __m256i pl = _mm256_maddubs_epi16(al, _mm256_sign_epi8(xl, wl));
+                const __m256i ph = _mm256_maddubs_epi16(ah, _mm256_sign_epi8(xh, wh));
+                isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(pl, sj),
+                                                                     _mm256_madd_epi16(ph, sj)));
+            }
+        }
+    }
+}
+
+#define KX_NAME                       gl_matmul_iq4_xs_x8_avx2
+#define KX_WBLK                       block_iq4_xsx8
+#define KX_ISUMS(b, q, p, s, m, n)    kx_isums_iq4xs_avx2(b, q, p, s, m, n, NULL)
+#define KX_ISUMS_PF(b, q, p, s, m, f) kx_isums_iq4xs_avx2(b, &(q), &(p), s, m, 1, f)
+#define KX_HAS_MIN                    0
+#include "arch/x86/avx2/kx8_tmpl.h"
+
+/* Q2_Kx8 (layout: src/quant.h). Unit k of qs gives four vectors of 2-bit
+ * quants u_s = (v >> 2 s) & 3 (sub-block 8 h + 2 s + half, h = k / 8,
+ * half = k % 8 / 4); a sub-block's four maddubs (pairs at most 2 * 3 *
+ * 128) add up in int16, then one madd with its 4-bit scale widens to
+ * int32; the mins madd the bsum pairs (b6). Exact. */
+GL_ALWAYS_INLINE void kx_isums_q2K_avx2(const block_q2_Kx8 *blk, const int8_t *const *xq,
+                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
+                                        const int nc, const kx_pf *pf)
+{
+    const __m256i m3 = _mm256_set1_epi8(3), m15 = _mm256_set1_epi8(15);
+    __m256i sc[4], mn[4];
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; t++) {
+        const __m256i u = _mm256_loadu_si256((const __m256i *)(blk->scales + 32 * t));
+        sc[t] = _mm256_and_si256(u, m15);
+        mn[t] = _mm256_and_si256(_mm256_srli_epi16(u, 4), m15);
+    }
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; p++) {
+        const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            imin[c] =
+                _mm256_add_epi32(imin[c], _mm256_madd_epi16(mp, _mm256_set1_epi32(xp[c]->b6[p])));
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++) {
+            __m256i acc[KX_C][4];
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++)
+#pragma GCC unroll 4
+                for (int s = 0; s < 4; s++)
+                    acc[c][s] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+            for (int kk = 0; kk < 4; kk++) {
+                const int k = 8 * h + 4 * half + kk;
+                if (pf)
+                    kx_pf_part(pf, k, 16, sizeof *blk);
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
+                __m256i u[4];
+                u[0] = _mm256_and_si256(v, m3);
+                u[1] = _mm256_and_si256(_mm256_srli_epi16(v, 2), m3);
+                u[2] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m3);
+                u[3] = _mm256_and_si256(_mm256_srli_epi16(v, 6), m3);
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+#pragma GCC unroll 4
+                    for (int s = 0; s < 4; s++)
+                        acc[c][s] = _mm256_add_epi16(
+                            acc[c][s], _mm256_maddubs_epi16(
+                                           u[s], _mm256_set1_epi32(x8_load32(
+                                                     xq[c] + 128 * h + 32 * s + 4 * (k % 8)))));
+            }
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++) {
+                const int j = 8 * h + 2 * s + half;
+                const __m256i scj = _mm256_shuffle_epi8(sc[j / 4], kx_pair16(j % 4, j % 4));
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(acc[c][s], scj));
+            }
+        }
+}
+
+#define KX_NAME                       gl_matmul_q2_K_x8_avx2
+#define KX_WBLK                       block_q2_Kx8
+#define KX_ISUMS(b, q, p, s, m, n)    kx_isums_q2K_avx2(b, q, p, s, m, n, NULL)
+#define KX_ISUMS_PF(b, q, p, s, m, f) kx_isums_q2K_avx2(b, &(q), &(p), s, m, 1, f)
+#define KX_HAS_MIN                    1
 #include "arch/x86/avx2/kx8_tmpl.h"

@@ -402,6 +402,8 @@ void GL_AVX512_INIT(gl_kernels *k)
         gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_XSX16);
         k->matmul_packed[GL_LAYOUT_Q3_KX16] = matmul_q3_K_x16_vnni_tuned[t];
         gl_kernels_prefer_layout(k, GL_LAYOUT_Q3_KX16);
+        k->matmul_packed[GL_LAYOUT_Q2_KX16] = matmul_q2_K_x16_vnni_tuned[t];
+        gl_kernels_prefer_layout(k, GL_LAYOUT_Q2_KX16);
 #endif
     }
     k->matmul[GGUF_T_F32] = matmul_f32_mix;

@@ -820,4 +820,147 @@ GL_ALWAYS_INLINE void kx16_isums1_q3K_vnni(const block_q3_Kx16 *blk, const int8_
 #define KX_HAS_MIN                      0
 #define KX_LINK                         static
 #include "arch/x86/avx2/kx8_tmpl.h"
+/* ---- Q2_Kx16 (layout: src/quant.h), one zmm lane per row ----
+ * Unit k of qs gives four vectors of 2-bit quants u_s = (v >> 2 s) & 3;
+ * sub-block j = 8 h + 2 s + half (h = k / 8, half = k % 8 / 4) is one
+ * dpbusd chain, times its 4-bit scale; the mins dpwssd the bsum pairs
+ * (b6). All exact. */
+GL_ALWAYS_INLINE void kx16_q2_scales_mins(const uint8_t *scales, const kx_xprep *const *xp,
+                                          __m512i sc[4], __m512i *imin, const int nc)
+{
+    const __m512i m15 = _mm512_set1_epi8(15);
+    __m512i mn[4];
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; t++) {
+        const __m512i u = _mm512_loadu_si512((const void *)(scales + 64 * t));
+        sc[t] = _mm512_and_si512(u, m15);
+        mn[t] = _mm512_and_si512(_mm512_srli_epi16(u, 4), m15);
+    }
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; p++) {
+        const __m512i mp =
+            _mm512_shuffle_epi8(mn[p / 2], kx512_ctl(kx_pair16(2 * (p % 2), 2 * (p % 2) + 1)));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            imin[c] = _mm512_dpwssd_epi32(imin[c], mp, _mm512_set1_epi32(xp[c]->b6[p]));
+    }
+}
+
+GL_ALWAYS_INLINE void kx16_q2_units(const uint8_t *q, __m512i u[4])
+{
+    const __m512i m3 = _mm512_set1_epi8(3);
+    const __m512i v = _mm512_loadu_si512((const void *)q);
+    u[0] = _mm512_and_si512(v, m3);
+    u[1] = _mm512_and_si512(_mm512_srli_epi16(v, 2), m3);
+    u[2] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m3);
+    u[3] = _mm512_and_si512(_mm512_srli_epi16(v, 6), m3);
+}
+
+/* sub-block j's scales as int32 lanes */
+GL_ALWAYS_INLINE __m512i kx16_q2_scale(const __m512i sc[4], int j)
+{
+    return _mm512_shuffle_epi8(sc[j / 4], kx512_ctl(kx_byte32(j % 4, 0)));
+}
+
+GL_ALWAYS_INLINE void kx16_isums_q2K_vnni(const block_q2_Kx16 *blk, const int8_t *const *xq,
+                                          const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                                          const int nc)
+{
+    __m512i sc[4];
+    kx16_q2_scales_mins(blk->scales, xp, sc, imin, nc);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++) {
+            __m512i acc[KX_C][4];
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++)
+#pragma GCC unroll 4
+                for (int s = 0; s < 4; s++)
+                    acc[c][s] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+            for (int kk = 0; kk < 4; kk++) {
+                const int k = 8 * h + 4 * half + kk;
+                __m512i u[4];
+                kx16_q2_units(blk->qs + 64 * k, u);
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+#pragma GCC unroll 4
+                    for (int s = 0; s < 4; s++)
+                        acc[c][s] = _mm512_dpbusd_epi32(
+                            acc[c][s], u[s],
+                            _mm512_set1_epi32(x8_load32(xq[c] + 128 * h + 32 * s + 4 * (k % 8))));
+            }
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++) {
+                const __m512i scj = kx16_q2_scale(sc, 8 * h + 2 * s + half);
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c][s], scj));
+            }
+        }
+}
+
+/* Decode (one column): both halves of each h at once (eight chains), the
+ * stream's prefetches in sixteen slices between the loads. */
+GL_ALWAYS_INLINE void kx16_isums1_q2K_vnni(const block_q2_Kx16 *blk, const int8_t *xq,
+                                           const kx_xprep *xp, __m512i *isum, __m512i *imin,
+                                           const kx_pf *pf)
+{
+    __m512i sc[4];
+    kx16_q2_scales_mins(blk->scales, &xp, sc, imin, 1);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+        __m512i acc[2][4];
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++)
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++)
+                acc[half][s] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (int kk = 0; kk < 4; kk++)
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; half++) {
+                const int k = 8 * h + 4 * half + kk;
+                kx_pf_part(pf, 8 * h + 2 * kk + half, 16, sizeof *blk);
+                __m512i u[4];
+                kx16_q2_units(blk->qs + 64 * k, u);
+#pragma GCC unroll 4
+                for (int s = 0; s < 4; s++)
+                    acc[half][s] = _mm512_dpbusd_epi32(
+                        acc[half][s], u[s],
+                        _mm512_set1_epi32(x8_load32(xq + 128 * h + 32 * s + 4 * (k % 8))));
+            }
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++)
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++)
+                *isum = _mm512_add_epi32(
+                    *isum,
+                    _mm512_mullo_epi32(acc[half][s], kx16_q2_scale(sc, 8 * h + 2 * s + half)));
+    }
+}
+
+#define KX_ROWS                         GL_X16_ROWS
+#define KV_PS                           __m512
+#define KV_EPI32                        __m512i
+#define KV_ZERO_PS()                    _mm512_setzero_ps()
+#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
+#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
+#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
+#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
+#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
+#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
+#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
+#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
+#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
+#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
+#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define KX_NAME                         matmul_q2_K_x16_vnni
+#define KX_WBLK                         block_q2_Kx16
+#define KX_ISUMS                        kx16_isums_q2K_vnni
+#define KX_ISUMS_PF                     kx16_isums1_q2K_vnni
+#define KX_HAS_MIN                      1
+#define KX_LINK                         static
+#include "arch/x86/avx2/kx8_tmpl.h"
 #undef KX_C
