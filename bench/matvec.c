@@ -81,6 +81,7 @@ static const char *layout_name(int ti, int layout)
     case GL_LAYOUT_IQ4_XSX8: return "iq4_xsx8";
     case GL_LAYOUT_Q2_KX8: return "q2_Kx8";
     case GL_LAYOUT_Q2_KX16: return "q2_Kx16";
+    case GL_LAYOUT_Q5_KX8: return "q5_Kx8";
     default: return mv_types[ti].name;
     }
 }

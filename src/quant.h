@@ -70,7 +70,7 @@ static const int8_t gl_iq4nl_values[16] = { -127, -104, -83, -65, -49, -35, -22,
                                             1,    13,   25,  38,  53,  69,  89,  113 };
 
 /* ---- K-quants: super-blocks of 256 values (ggml-common.h) -------------- */
-#define QK_K 256
+#define QK_K         256
 #define K_SCALE_SIZE 12
 
 /* 16 sub-blocks of 16, 2-bit quants. scales[j]: low nibble the scale, high
@@ -169,9 +169,9 @@ typedef struct GL_PACKED block_q8_K {
 static_assert(sizeof(block_q4_1) == 20 && sizeof(block_q5_0) == 22 && sizeof(block_q5_1) == 24 &&
                   sizeof(block_iq4_nl) == 18,
               "legacy blocks must match GGUF");
-static_assert(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110 &&
-                  sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176 &&
-                  sizeof(block_q6_K) == 210 && sizeof(block_iq4_xs) == 136,
+static_assert(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110 && sizeof(block_q4_K) == 144 &&
+                  sizeof(block_q5_K) == 176 && sizeof(block_q6_K) == 210 &&
+                  sizeof(block_iq4_xs) == 136,
               "K-quant blocks must match GGUF");
 static_assert(sizeof(block_q8_1) == 36 && sizeof(block_q8_K) == 292, "activation blocks");
 
@@ -278,7 +278,18 @@ typedef struct GL_PACKED block_q5_Kx16 {
     uint8_t qs[GL_X16_ROWS * QK_K / 2];
 } block_q5_Kx16;
 
-static_assert(sizeof(block_q5_Kx16) == 16 * sizeof(block_q5_K), "block_q5_Kx16: 16 super-blocks");
+/* Q5_Kx8: the same over 8 rows (32-byte units) */
+typedef struct GL_PACKED block_q5_Kx8 {
+    uint16_t d[GL_X8_ROWS];
+    uint16_t dmin[GL_X8_ROWS];
+    uint8_t scales[GL_X8_ROWS * K_SCALE_SIZE];
+    uint8_t qh[GL_X8_ROWS * QK_K / 8];
+    uint8_t qs[GL_X8_ROWS * QK_K / 2];
+} block_q5_Kx8;
+
+static_assert(sizeof(block_q5_Kx16) == 16 * sizeof(block_q5_K) &&
+                  sizeof(block_q5_Kx8) == 8 * sizeof(block_q5_K),
+              "Q5_K row groups: 8 / 16 super-blocks");
 /* IQ4_XSx16: 16 rows' IQ4_XS super-blocks; scales_h[r] and the 4 bytes of
  * scales_l at 4 r are row r's, so one load gives every lane its row's
  * sub-block scales (nibble j of the 32-bit lane, bits 2 j of the 16-bit

@@ -524,6 +524,8 @@ static const struct slot {
     { "matmul_q2_Kx8", K_MATMUL_X8, GGUF_T_Q2_K, GL_LAYOUT_Q2_KX8 },
     { "repack_q2_Kx16", K_REPACK, GGUF_T_Q2_K, GL_LAYOUT_Q2_KX16 },
     { "matmul_q2_Kx16", K_MATMUL_X8, GGUF_T_Q2_K, GL_LAYOUT_Q2_KX16 },
+    { "repack_q5_Kx8", K_REPACK, GGUF_T_Q5_K, GL_LAYOUT_Q5_KX8 },
+    { "matmul_q5_Kx8", K_MATMUL_X8, GGUF_T_Q5_K, GL_LAYOUT_Q5_KX8 },
     { "rmsnorm", K_RMSNORM, 0, 0 },
     { "swiglu", K_SWIGLU, 0, 0 },
     { "attn_scores_f32", K_SCORES, GL_KV_F32, 0 },

@@ -58,6 +58,8 @@ void gl_kernels_init_generic(gl_kernels *k)
           gl_unpack_q2_K_x8_generic, gl_matmul_q2_K_x8_generic },
         { GL_LAYOUT_Q2_KX16, GGUF_T_Q2_K, GL_X16_ROWS, gl_repack_q2_K_x16_generic,
           gl_unpack_q2_K_x16_generic, gl_matmul_q2_K_x16_generic },
+        { GL_LAYOUT_Q5_KX8, GGUF_T_Q5_K, GL_X8_ROWS, gl_repack_q5_K_x8_generic,
+          gl_unpack_q5_K_x8_generic, gl_matmul_q5_K_x8_generic },
     };
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
         const int l = layouts[i].layout;

@@ -115,7 +115,7 @@ DEF_XN_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8, GL_X8_ROWS
 DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X16_ROWS)
 
 /* ---- K-quant row groups (src/quant.h) ----------------------------------
- * Q4_Kx8, Q6_Kx8, Q4_Kx16, Q5_Kx16, IQ4_XSx8 / x16, Q2_Kx8 / x16: every byte array of ROWS
+ * Q4_Kx8, Q6_Kx8, Q4_Kx16, Q5_Kx8 / x16, IQ4_XSx8 / x16, Q2_Kx8 / x16: every byte array of ROWS
  * rows' super-blocks interleaved in 4-byte units (xn_index), the
  * half-float scales side by side; Q6_Kx16 and Q3_Kx8 / Q3_Kx16 re-encoded
  * for their kernels. The products run each row's super-blocks back
@@ -159,30 +159,33 @@ DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X
 DEF_Q4K_PUTGET(q4_Kx8_put, q4_Kx8_get, block_q4_Kx8, GL_X8_ROWS)
 DEF_Q4K_PUTGET(q4_Kx16_put, q4_Kx16_get, block_q4_Kx16, GL_X16_ROWS)
 
-static void q5_Kx16_put(block_q5_Kx16 *o, const block_q5_K *sb, int r)
-{
-    if (!sb) {
-        o->d[r] = o->dmin[r] = 0;
-        KX_ZERO(o, scales, K_SCALE_SIZE, r, GL_X16_ROWS);
-        KX_ZERO(o, qh, QK_K / 8, r, GL_X16_ROWS);
-        KX_ZERO(o, qs, QK_K / 2, r, GL_X16_ROWS);
-        return;
+#define DEF_Q5K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
+    static void PUT(XBLK *o, const block_q5_K *sb, int r)                                          \
+    {                                                                                              \
+        if (!sb) {                                                                                 \
+            o->d[r] = o->dmin[r] = 0;                                                              \
+            KX_ZERO(o, scales, K_SCALE_SIZE, r, ROWS);                                             \
+            KX_ZERO(o, qh, QK_K / 8, r, ROWS);                                                     \
+            KX_ZERO(o, qs, QK_K / 2, r, ROWS);                                                     \
+            return;                                                                                \
+        }                                                                                          \
+        o->d[r] = sb->d;                                                                           \
+        o->dmin[r] = sb->dmin;                                                                     \
+        KX_COPY(o, sb, scales, K_SCALE_SIZE, r, ROWS);                                             \
+        KX_COPY(o, sb, qh, QK_K / 8, r, ROWS);                                                     \
+        KX_COPY(o, sb, qs, QK_K / 2, r, ROWS);                                                     \
+    }                                                                                              \
+    static void GET(block_q5_K *ob, const XBLK *in, int k)                                         \
+    {                                                                                              \
+        ob->d = in->d[k];                                                                          \
+        ob->dmin = in->dmin[k];                                                                    \
+        KX_BACK(ob, in, scales, K_SCALE_SIZE, k, ROWS);                                            \
+        KX_BACK(ob, in, qh, QK_K / 8, k, ROWS);                                                    \
+        KX_BACK(ob, in, qs, QK_K / 2, k, ROWS);                                                    \
     }
-    o->d[r] = sb->d;
-    o->dmin[r] = sb->dmin;
-    KX_COPY(o, sb, scales, K_SCALE_SIZE, r, GL_X16_ROWS);
-    KX_COPY(o, sb, qh, QK_K / 8, r, GL_X16_ROWS);
-    KX_COPY(o, sb, qs, QK_K / 2, r, GL_X16_ROWS);
-}
 
-static void q5_Kx16_get(block_q5_K *ob, const block_q5_Kx16 *in, int k)
-{
-    ob->d = in->d[k];
-    ob->dmin = in->dmin[k];
-    KX_BACK(ob, in, scales, K_SCALE_SIZE, k, GL_X16_ROWS);
-    KX_BACK(ob, in, qh, QK_K / 8, k, GL_X16_ROWS);
-    KX_BACK(ob, in, qs, QK_K / 2, k, GL_X16_ROWS);
-}
+DEF_Q5K_PUTGET(q5_Kx8_put, q5_Kx8_get, block_q5_Kx8, GL_X8_ROWS)
+DEF_Q5K_PUTGET(q5_Kx16_put, q5_Kx16_get, block_q5_Kx16, GL_X16_ROWS)
 
 #define DEF_Q2K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
     static void PUT(XBLK *o, const block_q2_K *sb, int r)                                          \
@@ -440,6 +443,7 @@ DEF_KX_REPACK(gl_repack_q4_K_x8_generic, block_q4_K, block_q4_Kx8, q4_Kx8_put, G
 DEF_KX_REPACK(gl_repack_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_put, GL_X8_ROWS)
 DEF_KX_REPACK(gl_repack_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_put, GL_X16_ROWS)
 DEF_KX_REPACK(gl_repack_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_put, GL_X16_ROWS)
+DEF_KX_REPACK(gl_repack_q5_K_x8_generic, block_q5_K, block_q5_Kx8, q5_Kx8_put, GL_X8_ROWS)
 DEF_KX_REPACK(gl_repack_q5_K_x16_generic, block_q5_K, block_q5_Kx16, q5_Kx16_put, GL_X16_ROWS)
 DEF_KX_REPACK(gl_repack_q2_K_x8_generic, block_q2_K, block_q2_Kx8, q2_Kx8_put, GL_X8_ROWS)
 DEF_KX_REPACK(gl_repack_q2_K_x16_generic, block_q2_K, block_q2_Kx16, q2_Kx16_put, GL_X16_ROWS)
@@ -463,6 +467,7 @@ DEF_KX_UNPACK(gl_unpack_q4_K_x8_generic, block_q4_K, block_q4_Kx8, q4_Kx8_get, G
 DEF_KX_UNPACK(gl_unpack_q6_K_x8_generic, block_q6_K, block_q6_Kx8, q6_Kx8_get, GL_X8_ROWS)
 DEF_KX_UNPACK(gl_unpack_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_get, GL_X16_ROWS)
 DEF_KX_UNPACK(gl_unpack_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_get, GL_X16_ROWS)
+DEF_KX_UNPACK(gl_unpack_q5_K_x8_generic, block_q5_K, block_q5_Kx8, q5_Kx8_get, GL_X8_ROWS)
 DEF_KX_UNPACK(gl_unpack_q5_K_x16_generic, block_q5_K, block_q5_Kx16, q5_Kx16_get, GL_X16_ROWS)
 DEF_KX_UNPACK(gl_unpack_q2_K_x8_generic, block_q2_K, block_q2_Kx8, q2_Kx8_get, GL_X8_ROWS)
 DEF_KX_UNPACK(gl_unpack_q2_K_x16_generic, block_q2_K, block_q2_Kx16, q2_Kx16_get, GL_X16_ROWS)
@@ -499,6 +504,8 @@ DEF_KX_MATMUL(gl_matmul_q4_K_x16_generic, block_q4_K, block_q4_Kx16, q4_Kx16_get
               gl_kdot_q4_K_generic, GL_X16_ROWS)
 DEF_KX_MATMUL(gl_matmul_q6_K_x16_generic, block_q6_K, block_q6_Kx16, q6_Kx16_get,
               gl_kdot_q6_K_generic, GL_X16_ROWS)
+DEF_KX_MATMUL(gl_matmul_q5_K_x8_generic, block_q5_K, block_q5_Kx8, q5_Kx8_get, gl_kdot_q5_K_generic,
+              GL_X8_ROWS)
 DEF_KX_MATMUL(gl_matmul_q5_K_x16_generic, block_q5_K, block_q5_Kx16, q5_Kx16_get,
               gl_kdot_q5_K_generic, GL_X16_ROWS)
 DEF_KX_MATMUL(gl_matmul_iq4_xs_x8_generic, block_iq4_xs, block_iq4_xsx8, iq4_xsx8_get,

@@ -17,6 +17,7 @@ extern const gl_matmul_fn gl_matmul_q4_K_x8_avx2_tuned[GL_TUNE_COUNT];
 extern const gl_matmul_fn gl_matmul_q6_K_x8_avx2_tuned[GL_TUNE_COUNT];
 extern const gl_matmul_fn gl_matmul_q3_K_x8_avx2_tuned[GL_TUNE_COUNT];
 extern const gl_matmul_fn gl_matmul_q2_K_x8_avx2_tuned[GL_TUNE_COUNT];
+extern const gl_matmul_fn gl_matmul_q5_K_x8_avx2_tuned[GL_TUNE_COUNT];
 extern const gl_matmul_fn gl_matmul_iq4_xs_x8_avx2_tuned[GL_TUNE_COUNT];
 /* kquant.c */
 GL_DECL_MATMUL_FN(gl_matmul_q4_K_avx2);

@@ -1,5 +1,5 @@
-/* AVX2 products over the K-quant row groups Q4_Kx8, Q6_Kx8, Q3_Kx8, Q2_Kx8
- * and IQ4_XSx8 (src/quant.h);
+/* AVX2 products over the K-quant row groups Q4_Kx8, Q5_Kx8, Q6_Kx8, Q3_Kx8,
+ * Q2_Kx8 and IQ4_XSx8 (src/quant.h);
  * loop structure and exactness argument in kx8_tmpl.h. */
 #include "arch/x86/avx2/avx2.h"
 #include "arch/x86/avx2/kx8.h"
@@ -399,5 +399,86 @@ GL_ALWAYS_INLINE void kx_isums_q2K_avx2(const block_q2_Kx8 *blk, const int8_t *c
 #define KX_WBLK                       block_q2_Kx8
 #define KX_ISUMS(b, q, p, s, m, n)    kx_isums_q2K_avx2(b, q, p, s, m, n, NULL)
 #define KX_ISUMS_PF(b, q, p, s, m, f) kx_isums_q2K_avx2(b, &(q), &(p), s, m, 1, f)
+#define KX_HAS_MIN                    1
+#include "arch/x86/avx2/kx8_tmpl.h"
+
+/* Q5_Kx8: the Q4_Kx8 kernel plus the fifth bit (qh unit k, bit 2 i for the
+ * low nibbles of pair i, 2 i + 1 for the high ones, moved to bit 4 with
+ * 16-bit shifts of at most 4). Quants u <= 31: maddubs pairs at most
+ * 2 * 31 * 128 = 7936, so four loads add up in int16 before each madd with
+ * the sub-block's scale. Exact. */
+GL_ALWAYS_INLINE __m256i kx_bit4_avx2(__m256i h, int bit)
+{
+    return bit <= 4 ? (bit == 4 ? h : _mm256_slli_epi16(h, 4 - bit))
+                    : _mm256_srli_epi16(h, bit - 4);
+}
+
+GL_ALWAYS_INLINE void kx_isums_q5K_avx2(const block_q5_Kx8 *blk, const int8_t *const *xq,
+                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
+                                        const int nc, const kx_pf *pf)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m6 = _mm256_set1_epi8(0x3f),
+                  m30 = _mm256_set1_epi8(0x30), m10 = _mm256_set1_epi8(0x10);
+    const __m256i a = _mm256_loadu_si256((const __m256i *)blk->scales);
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(blk->scales + 32));
+    const __m256i cv = _mm256_loadu_si256((const __m256i *)(blk->scales + 64));
+    const __m256i sc[2] = { _mm256_and_si256(a, m6),
+                            _mm256_or_si256(_mm256_and_si256(cv, m4),
+                                            _mm256_and_si256(_mm256_srli_epi16(a, 2), m30)) };
+    const __m256i mn[2] = { _mm256_and_si256(bv, m6),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(cv, 4), m4),
+                                            _mm256_and_si256(_mm256_srli_epi16(bv, 2), m30)) };
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; p++) {
+        const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            imin[c] =
+                _mm256_add_epi32(imin[c], _mm256_madd_epi16(mp, _mm256_set1_epi32(xp[c]->b4[p])));
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        const __m256i s_lo = _mm256_shuffle_epi8(sc[i / 2], kx_pair16(2 * (i % 2), 2 * (i % 2)));
+        const __m256i s_hi =
+            _mm256_shuffle_epi8(sc[i / 2], kx_pair16(2 * (i % 2) + 1, 2 * (i % 2) + 1));
+#pragma GCC unroll 2
+        for (int kh = 0; kh < 2; kh++) {
+            __m256i pl[KX_C], ph[KX_C];
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++)
+                pl[c] = ph[c] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+            for (int kk = 0; kk < 4; kk++) {
+                const int k = 4 * kh + kk;
+                if (pf)
+                    kx_pf_part(pf, 8 * i + k, 32, sizeof *blk);
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (8 * i + k)));
+                const __m256i h = _mm256_loadu_si256((const __m256i *)(blk->qh + 32 * k));
+                const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, m4),
+                                                   _mm256_and_si256(kx_bit4_avx2(h, 2 * i), m10));
+                const __m256i hi =
+                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
+                                    _mm256_and_si256(kx_bit4_avx2(h, 2 * i + 1), m10));
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++) {
+                    const __m256i xl = _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k));
+                    const __m256i xh = _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k));
+                    pl[c] = _mm256_add_epi16(pl[c], _mm256_maddubs_epi16(lo, xl));
+                    ph[c] = _mm256_add_epi16(ph[c], _mm256_maddubs_epi16(hi, xh));
+                }
+            }
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++)
+                isum[c] =
+                    _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(pl[c], s_lo),
+                                                               _mm256_madd_epi16(ph[c], s_hi)));
+        }
+    }
+}
+
+#define KX_NAME                       gl_matmul_q5_K_x8_avx2
+#define KX_WBLK                       block_q5_Kx8
+#define KX_ISUMS(b, q, p, s, m, n)    kx_isums_q5K_avx2(b, q, p, s, m, n, NULL)
+#define KX_ISUMS_PF(b, q, p, s, m, f) kx_isums_q5K_avx2(b, &(q), &(p), s, m, 1, f)
 #define KX_HAS_MIN                    1
 #include "arch/x86/avx2/kx8_tmpl.h"
