@@ -139,11 +139,14 @@ GL_ALWAYS_INLINE void x8_isums_q8_vnni(const block_q8_0x8 *blk, const int8_t *co
 #define GL_AVX512_KQUANTS 0
 #endif
 
-/* ---- K-quants: plain rows and the Q4_Kx8 / Q6_Kx8 groups ------------- */
+/* ---- K-quants: plain rows and the row groups (kquant.c) ---------------- */
 #if GL_AVX512_KQUANTS
-#undef X8_C
-#include "arch/x86/avx512/kquant.h"
-#define X8_C 8
+#ifdef GL_USE_SIMDE
+#define GL_AVX512_KQUANT_INIT gl_avx512_simde_kquant_init
+#else
+#define GL_AVX512_KQUANT_INIT gl_avx512_kquant_init
+#endif
+void GL_AVX512_KQUANT_INIT(gl_kernels *k, int t);
 #endif
 
 /* ---- decode over the x8 layouts, two groups per zmm (pair_tmpl.h) ----- */
@@ -387,23 +390,7 @@ void GL_AVX512_INIT(gl_kernels *k)
 #if GL_AVX512_KQUANTS
         legacy_init_vnni(k);
         kquants_low_init_vnni(k);
-        k->matmul[GGUF_T_Q4_K] = matmul_q4_K_vnni;
-        k->matmul[GGUF_T_Q5_K] = matmul_q5_K_vnni;
-        k->matmul[GGUF_T_Q6_K] = matmul_q6_K_vnni;
-        k->matmul_packed[GL_LAYOUT_Q4_KX8] = matmul_q4_K_x8_vnni_tuned[t];
-        k->matmul_packed[GL_LAYOUT_Q6_KX8] = matmul_q6_K_x8_vnni_tuned[t];
-        k->matmul_packed[GL_LAYOUT_Q4_KX16] = matmul_q4_K_x16_vnni_tuned[t];
-        gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_KX16);
-        k->matmul_packed[GL_LAYOUT_Q6_KX16] = matmul_q6_K_x16_vnni_tuned[t];
-        gl_kernels_prefer_layout(k, GL_LAYOUT_Q6_KX16);
-        k->matmul_packed[GL_LAYOUT_Q5_KX16] = matmul_q5_K_x16_vnni_tuned[t];
-        gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_KX16);
-        k->matmul_packed[GL_LAYOUT_IQ4_XSX16] = matmul_iq4_xs_x16_vnni_tuned[t];
-        gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_XSX16);
-        k->matmul_packed[GL_LAYOUT_Q3_KX16] = matmul_q3_K_x16_vnni_tuned[t];
-        gl_kernels_prefer_layout(k, GL_LAYOUT_Q3_KX16);
-        k->matmul_packed[GL_LAYOUT_Q2_KX16] = matmul_q2_K_x16_vnni_tuned[t];
-        gl_kernels_prefer_layout(k, GL_LAYOUT_Q2_KX16);
+        GL_AVX512_KQUANT_INIT(k, t); /* kquant.c */
 #endif
     }
     k->matmul[GGUF_T_F32] = matmul_f32_mix;

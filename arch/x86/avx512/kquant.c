@@ -1,0 +1,45 @@
+/* AVX-512 VNNI K-quant products (kquant.h: plain Q4_K / Q5_K / Q6_K rows
+ * and the x8 / x16 row groups), a translation unit of its own: they are
+ * the larger half of the backend's code, and apart from kernels.c the two
+ * compile in parallel (the sanitizer builds took over ten minutes for the
+ * one file). The SIMDe build leaves them out unless GL_SIMDE_KQUANTS
+ * (kernels.c). */
+#include "arch/x86/avx2/avx2.h"
+#include "arch/x86/avx512/simd.h"
+#include "cpu.h"
+#include "kernels.h"
+
+#if !defined(GL_USE_SIMDE) || defined(GL_SIMDE_KQUANTS)
+#ifdef GL_USE_SIMDE
+#define GL_AVX512_KQUANT_INIT gl_avx512_simde_kquant_init
+#else
+#define GL_AVX512_KQUANT_INIT gl_avx512_kquant_init
+#endif
+void GL_AVX512_KQUANT_INIT(gl_kernels *k, int t);
+
+#include "arch/x86/avx512/kquant.h"
+
+/* the slots of the VNNI path for decode tune t */
+void GL_AVX512_KQUANT_INIT(gl_kernels *k, int t)
+{
+    k->matmul[GGUF_T_Q4_K] = matmul_q4_K_vnni;
+    k->matmul[GGUF_T_Q5_K] = matmul_q5_K_vnni;
+    k->matmul[GGUF_T_Q6_K] = matmul_q6_K_vnni;
+    k->matmul_packed[GL_LAYOUT_Q4_KX8] = matmul_q4_K_x8_vnni_tuned[t];
+    k->matmul_packed[GL_LAYOUT_Q6_KX8] = matmul_q6_K_x8_vnni_tuned[t];
+    k->matmul_packed[GL_LAYOUT_Q4_KX16] = matmul_q4_K_x16_vnni_tuned[t];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_KX16);
+    k->matmul_packed[GL_LAYOUT_Q6_KX16] = matmul_q6_K_x16_vnni_tuned[t];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q6_KX16);
+    k->matmul_packed[GL_LAYOUT_Q5_KX16] = matmul_q5_K_x16_vnni_tuned[t];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_KX16);
+    k->matmul_packed[GL_LAYOUT_IQ4_XSX16] = matmul_iq4_xs_x16_vnni_tuned[t];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_XSX16);
+    k->matmul_packed[GL_LAYOUT_Q3_KX16] = matmul_q3_K_x16_vnni_tuned[t];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q3_KX16);
+    k->matmul_packed[GL_LAYOUT_Q2_KX16] = matmul_q2_K_x16_vnni_tuned[t];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q2_KX16);
+}
+#else
+typedef int gl_avx512_kquant_unused; /* an empty translation unit is not C */
+#endif
