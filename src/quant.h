@@ -290,6 +290,7 @@ typedef struct GL_PACKED block_q5_Kx8 {
 static_assert(sizeof(block_q5_Kx16) == 16 * sizeof(block_q5_K) &&
                   sizeof(block_q5_Kx8) == 8 * sizeof(block_q5_K),
               "Q5_K row groups: 8 / 16 super-blocks");
+
 /* IQ4_XSx16: 16 rows' IQ4_XS super-blocks; scales_h[r] and the 4 bytes of
  * scales_l at 4 r are row r's, so one load gives every lane its row's
  * sub-block scales (nibble j of the 32-bit lane, bits 2 j of the 16-bit
