@@ -285,27 +285,13 @@ GL_ALWAYS_INLINE void kx16_isums1_q4K_vnni(const block_q4_Kx16 *blk, const int8_
     }
 }
 
-#define KX_ROWS                         GL_X16_ROWS
-#define KV_PS                           __m512
-#define KV_EPI32                        __m512i
-#define KV_ZERO_PS()                    _mm512_setzero_ps()
-#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
-#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
-#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
-#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
-#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
-#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
-#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
-#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
-#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
-#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
-#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
-#define KX_NAME                         matmul_q4_K_x16_vnni
-#define KX_WBLK                         block_q4_Kx16
-#define KX_ISUMS                        kx16_isums_q4K_vnni
-#define KX_ISUMS_PF                     kx16_isums1_q4K_vnni
-#define KX_HAS_MIN                      1
-#define KX_LINK                         static
+#include "arch/x86/avx512/kx16_kv.h"
+#define KX_NAME     matmul_q4_K_x16_vnni
+#define KX_WBLK     block_q4_Kx16
+#define KX_ISUMS    kx16_isums_q4K_vnni
+#define KX_ISUMS_PF kx16_isums1_q4K_vnni
+#define KX_HAS_MIN  1
+#define KX_LINK     static
 #include "arch/x86/avx2/kx8_tmpl.h"
 
 /* ---- Q5_Kx16: Q4_Kx16 plus the fifth bit (qh unit k, bit 2 i for the low
@@ -389,27 +375,13 @@ GL_ALWAYS_INLINE void kx16_isums1_q5K_vnni(const block_q5_Kx16 *blk, const int8_
     }
 }
 
-#define KX_ROWS                         GL_X16_ROWS
-#define KV_PS                           __m512
-#define KV_EPI32                        __m512i
-#define KV_ZERO_PS()                    _mm512_setzero_ps()
-#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
-#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
-#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
-#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
-#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
-#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
-#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
-#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
-#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
-#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
-#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
-#define KX_NAME                         matmul_q5_K_x16_vnni
-#define KX_WBLK                         block_q5_Kx16
-#define KX_ISUMS                        kx16_isums_q5K_vnni
-#define KX_ISUMS_PF                     kx16_isums1_q5K_vnni
-#define KX_HAS_MIN                      1
-#define KX_LINK                         static
+#include "arch/x86/avx512/kx16_kv.h"
+#define KX_NAME     matmul_q5_K_x16_vnni
+#define KX_WBLK     block_q5_Kx16
+#define KX_ISUMS    kx16_isums_q5K_vnni
+#define KX_ISUMS_PF kx16_isums1_q5K_vnni
+#define KX_HAS_MIN  1
+#define KX_LINK     static
 #include "arch/x86/avx2/kx8_tmpl.h"
 
 /* the four 6-bit units u[s] of a group's three 64-byte loads at g: u_s =
@@ -522,27 +494,13 @@ GL_ALWAYS_INLINE void kx16_isums1_q6K_vnni(const block_q6_Kx16 *blk, const int8_
     }
 }
 
-#define KX_ROWS                         GL_X16_ROWS
-#define KV_PS                           __m512
-#define KV_EPI32                        __m512i
-#define KV_ZERO_PS()                    _mm512_setzero_ps()
-#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
-#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
-#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
-#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
-#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
-#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
-#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
-#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
-#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
-#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
-#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
-#define KX_NAME                         matmul_q6_K_x16_vnni
-#define KX_WBLK                         block_q6_Kx16
-#define KX_ISUMS                        kx16_isums_q6K_vnni
-#define KX_ISUMS_PF                     kx16_isums1_q6K_vnni
-#define KX_HAS_MIN                      0
-#define KX_LINK                         static
+#include "arch/x86/avx512/kx16_kv.h"
+#define KX_NAME     matmul_q6_K_x16_vnni
+#define KX_WBLK     block_q6_Kx16
+#define KX_ISUMS    kx16_isums_q6K_vnni
+#define KX_ISUMS_PF kx16_isums1_q6K_vnni
+#define KX_HAS_MIN  0
+#define KX_LINK     static
 #include "arch/x86/avx2/kx8_tmpl.h"
 /* ---- IQ4_XSx16 (layout: src/quant.h), one zmm lane per row ----
  * Each nibble looks up u = value + 128 in [1, 241] (vpshufb; the sign
@@ -642,27 +600,13 @@ GL_ALWAYS_INLINE void kx16_isums1_iq4xs_vnni(const block_iq4_xsx16 *blk, const i
         *isum = _mm512_add_epi32(*isum, _mm512_mullo_epi32(acc[j], kx16_iq4_scale(l, h, j)));
 }
 
-#define KX_ROWS                         GL_X16_ROWS
-#define KV_PS                           __m512
-#define KV_EPI32                        __m512i
-#define KV_ZERO_PS()                    _mm512_setzero_ps()
-#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
-#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
-#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
-#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
-#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
-#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
-#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
-#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
-#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
-#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
-#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
-#define KX_NAME                         matmul_iq4_xs_x16_vnni
-#define KX_WBLK                         block_iq4_xsx16
-#define KX_ISUMS                        kx16_isums_iq4xs_vnni
-#define KX_ISUMS_PF                     kx16_isums1_iq4xs_vnni
-#define KX_HAS_MIN                      0
-#define KX_LINK                         static
+#include "arch/x86/avx512/kx16_kv.h"
+#define KX_NAME     matmul_iq4_xs_x16_vnni
+#define KX_WBLK     block_iq4_xsx16
+#define KX_ISUMS    kx16_isums_iq4xs_vnni
+#define KX_ISUMS_PF kx16_isums1_iq4xs_vnni
+#define KX_HAS_MIN  0
+#define KX_LINK     static
 #include "arch/x86/avx2/kx8_tmpl.h"
 /* ---- Q3_Kx16 (layout: src/quant.h), one zmm lane per row ----
  * A group's three loads give eight vectors of u = q + 4 (kx16_q3_units);
@@ -798,27 +742,13 @@ GL_ALWAYS_INLINE void kx16_isums1_q3K_vnni(const block_q3_Kx16 *blk, const int8_
     }
 }
 
-#define KX_ROWS                         GL_X16_ROWS
-#define KV_PS                           __m512
-#define KV_EPI32                        __m512i
-#define KV_ZERO_PS()                    _mm512_setzero_ps()
-#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
-#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
-#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
-#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
-#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
-#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
-#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
-#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
-#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
-#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
-#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
-#define KX_NAME                         matmul_q3_K_x16_vnni
-#define KX_WBLK                         block_q3_Kx16
-#define KX_ISUMS                        kx16_isums_q3K_vnni
-#define KX_ISUMS_PF                     kx16_isums1_q3K_vnni
-#define KX_HAS_MIN                      0
-#define KX_LINK                         static
+#include "arch/x86/avx512/kx16_kv.h"
+#define KX_NAME     matmul_q3_K_x16_vnni
+#define KX_WBLK     block_q3_Kx16
+#define KX_ISUMS    kx16_isums_q3K_vnni
+#define KX_ISUMS_PF kx16_isums1_q3K_vnni
+#define KX_HAS_MIN  0
+#define KX_LINK     static
 #include "arch/x86/avx2/kx8_tmpl.h"
 /* ---- Q2_Kx16 (layout: src/quant.h), one zmm lane per row ----
  * Unit k of qs gives four vectors of 2-bit quants u_s = (v >> 2 s) & 3;
@@ -941,26 +871,12 @@ GL_ALWAYS_INLINE void kx16_isums1_q2K_vnni(const block_q2_Kx16 *blk, const int8_
     }
 }
 
-#define KX_ROWS                         GL_X16_ROWS
-#define KV_PS                           __m512
-#define KV_EPI32                        __m512i
-#define KV_ZERO_PS()                    _mm512_setzero_ps()
-#define KV_ZERO_EPI32()                 _mm512_setzero_si512()
-#define KV_LOADU_PS(p)                  _mm512_loadu_ps(p)
-#define KV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
-#define KV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
-#define KV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
-#define KV_SET1_PS(v)                   _mm512_set1_ps(v)
-#define KV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
-#define KV_SUB_PS(a, b)                 _mm512_sub_ps(a, b)
-#define KV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
-#define KV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
-#define KV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
-#define KX_NAME                         matmul_q2_K_x16_vnni
-#define KX_WBLK                         block_q2_Kx16
-#define KX_ISUMS                        kx16_isums_q2K_vnni
-#define KX_ISUMS_PF                     kx16_isums1_q2K_vnni
-#define KX_HAS_MIN                      1
-#define KX_LINK                         static
+#include "arch/x86/avx512/kx16_kv.h"
+#define KX_NAME     matmul_q2_K_x16_vnni
+#define KX_WBLK     block_q2_Kx16
+#define KX_ISUMS    kx16_isums_q2K_vnni
+#define KX_ISUMS_PF kx16_isums1_q2K_vnni
+#define KX_HAS_MIN  1
+#define KX_LINK     static
 #include "arch/x86/avx2/kx8_tmpl.h"
 #undef KX_C
