@@ -68,6 +68,7 @@
 #define KX_TILE       KX_CAT(KX_NAME, _tile)
 #define KX_MULTI      KX_CAT(KX_NAME, _multi)
 #define KX_IMPL       KX_CAT(KX_NAME, _impl)
+#define KX_ROWS_G     KX_CAT(KX_NAME, _rows)
 #define KX_TUNED      KX_CAT(KX_NAME, _tuned)
 
 /* the float step of one super-block for KX_ROWS rows (lane r = row r) */
@@ -161,32 +162,17 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
 #ifndef KX_LINK
 #define KX_LINK
 #endif
-/* the instances, for the decode path's partial groups (general path) */
-KX_LINK const gl_matmul_fn KX_TUNED[GL_TUNE_COUNT];
 
-GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, size_t x_stride,
-                              float *y, size_t y_stride, int n, int r0, int r1, int nb,
-                              const int tune)
+/* The general path (prefill, batched decode, partial groups): one instance
+ * for every tune, the tune an argument. It only sets the prefetches of a
+ * path that computes more than it streams, and a copy per tune doubled the
+ * compile time of the sanitizer builds (clang-14 ASan + UBSan spent ~20
+ * minutes on the AVX-512 K-quants) for nothing measurable. */
+static __attribute__((noinline)) void KX_ROWS_G(const void *w, size_t w_row_bytes, const void *x,
+                                                size_t x_stride, float *y, size_t y_stride, int n,
+                                                int r0, int r1, int nb, int tune)
 {
     const int nsb = n / QK_K;
-    const int f0 = (r0 + KX_ROWS - 1) / KX_ROWS, f1 = r1 / KX_ROWS;
-    if (nb == 1 && nsb <= KX_KB && f0 < f1) {
-        const block_q8_K *xs = x;
-        kx_xprep xp1[KX_KB];
-        kx_col_prep(xs, nsb, xp1);
-        if (r0 < f0 * KX_ROWS)
-            KX_TUNED[tune](w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * KX_ROWS, 1);
-        int g = f0;
-        for (; g + KX_NG <= f1; g += KX_NG)
-            KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
-                     y + (size_t)g * KX_ROWS, tune, KX_NG);
-        for (; g < f1; g++)
-            KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
-                     y + (size_t)g * KX_ROWS, tune, 1);
-        if (f1 * KX_ROWS < r1)
-            KX_TUNED[tune](w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * KX_ROWS, r1, 1);
-        return;
-    }
     const int g_lo = r0 / KX_ROWS, g_hi = (r1 + KX_ROWS - 1) / KX_ROWS;
     const int kmax = nsb < KX_KB ? nsb : KX_KB;
     const int pg = gl_panel_groups(kmax, sizeof(KX_WBLK));
@@ -234,9 +220,36 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
     }
 }
 
+GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, size_t x_stride,
+                              float *y, size_t y_stride, int n, int r0, int r1, int nb,
+                              const int tune)
+{
+    const int nsb = n / QK_K;
+    const int f0 = (r0 + KX_ROWS - 1) / KX_ROWS, f1 = r1 / KX_ROWS;
+    if (nb == 1 && nsb <= KX_KB && f0 < f1) {
+        const block_q8_K *xs = x;
+        kx_xprep xp1[KX_KB];
+        kx_col_prep(xs, nsb, xp1);
+        if (r0 < f0 * KX_ROWS)
+            KX_ROWS_G(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * KX_ROWS, 1, tune);
+        int g = f0;
+        for (; g + KX_NG <= f1; g += KX_NG)
+            KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
+                     y + (size_t)g * KX_ROWS, tune, KX_NG);
+        for (; g < f1; g++)
+            KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
+                     y + (size_t)g * KX_ROWS, tune, 1);
+        if (f1 * KX_ROWS < r1)
+            KX_ROWS_G(w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * KX_ROWS, r1, 1, tune);
+        return;
+    }
+    KX_ROWS_G(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, tune);
+}
+
 GL_TUNED_MATMULS(KX_LINK, KX_NAME, KX_IMPL)
 
 #undef KX_IMPL
+#undef KX_ROWS_G
 #undef KX_TUNED
 #undef KX_LINK
 #undef KX_TILE

@@ -7,6 +7,7 @@
 #include "arch/x86/avx512/simd.h"
 #include "cpu.h"
 #include "kernels.h"
+#include "arch/x86/avx512/kquant_init.h"
 
 #ifdef GL_USE_SIMDE
 #define GL_AVX512_NAME "avx512-simde"
@@ -127,27 +128,6 @@ GL_ALWAYS_INLINE void x8_isums_q8_vnni(const block_q8_0x8 *blk, const int8_t *co
 #define X8_ISUMS x8_isums_q8_vnni
 #define X8_LINK  static
 #include "arch/x86/avx2/x8_tmpl.h"
-
-/* The SIMDe build (test-only backend "avx512-simde") leaves out the kernels
- * of the types added with the K-quants: through SIMDe's emulation gcc needs
- * tens of minutes for them (measured: > 8 min at -O1, > 17 min at -O3 on one
- * core), which CI cannot afford. They are checked natively on AVX-512 CPUs;
- * -DGL_SIMDE_KQUANTS builds them against SIMDe too. */
-#if !defined(GL_USE_SIMDE) || defined(GL_SIMDE_KQUANTS)
-#define GL_AVX512_KQUANTS 1
-#else
-#define GL_AVX512_KQUANTS 0
-#endif
-
-/* ---- K-quants: plain rows and the row groups (kquant.c) ---------------- */
-#if GL_AVX512_KQUANTS
-#ifdef GL_USE_SIMDE
-#define GL_AVX512_KQUANT_INIT gl_avx512_simde_kquant_init
-#else
-#define GL_AVX512_KQUANT_INIT gl_avx512_kquant_init
-#endif
-void GL_AVX512_KQUANT_INIT(gl_kernels *k, int t);
-#endif
 
 /* ---- decode over the x8 layouts, two groups per zmm (pair_tmpl.h) ----- */
 

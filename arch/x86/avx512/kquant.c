@@ -3,19 +3,14 @@
  * the larger half of the backend's code, and apart from kernels.c the two
  * compile in parallel (the sanitizer builds took over ten minutes for the
  * one file). The SIMDe build leaves them out unless GL_SIMDE_KQUANTS
- * (kernels.c). */
+ * (kquant_init.h). */
 #include "arch/x86/avx2/avx2.h"
 #include "arch/x86/avx512/simd.h"
 #include "cpu.h"
 #include "kernels.h"
+#include "arch/x86/avx512/kquant_init.h"
 
-#if !defined(GL_USE_SIMDE) || defined(GL_SIMDE_KQUANTS)
-#ifdef GL_USE_SIMDE
-#define GL_AVX512_KQUANT_INIT gl_avx512_simde_kquant_init
-#else
-#define GL_AVX512_KQUANT_INIT gl_avx512_kquant_init
-#endif
-void GL_AVX512_KQUANT_INIT(gl_kernels *k, int t);
+#if GL_AVX512_KQUANTS
 
 #include "arch/x86/avx512/kquant.h"
 
