@@ -70,7 +70,7 @@ struct gl_ctx {
     void *xq_act[GL_ACT_COUNT]; /* n_batch rows of xq_stride[act] bytes; NULL:
                                    no weight of the model takes that format */
     size_t xq_stride[GL_ACT_COUNT];
-    size_t xq_bytes_per_row;    /* the sum of xq_stride[] */
+    size_t xq_bytes_per_row; /* the sum of xq_stride[] */
     float *rope_cs;          /* [n_batch][rope_dim]: cos, sin pairs      */
     double *rope_inv_freq;   /* [rope_dim / 2]                           */
     float *scores;           /* [n_threads][group][n_ctx], group = n_heads / n_kv_heads */

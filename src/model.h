@@ -36,20 +36,20 @@ typedef struct gl_weight {
  * ffn_up) bind as row views of the fused matrix, so the forward pass never
  * knows the difference. */
 typedef struct gl_layer {
-    const float *attn_norm;      /* (dim)                                  */
-    gl_weight wq;                /* dim -> n_heads * head_dim              */
-    gl_weight wk;                /* dim -> n_kv_heads * head_dim           */
-    gl_weight wv;                /* dim -> n_kv_heads * head_dim           */
-    const float *bq, *bk, *bv;   /* Q/K/V biases (qwen2), or NULL          */
+    const float *attn_norm;       /* (dim)                                  */
+    gl_weight wq;                 /* dim -> n_heads * head_dim              */
+    gl_weight wk;                 /* dim -> n_kv_heads * head_dim           */
+    gl_weight wv;                 /* dim -> n_kv_heads * head_dim           */
+    const float *bq, *bk, *bv;    /* Q/K/V biases (qwen2), or NULL          */
     const float *q_norm, *k_norm; /* (head_dim) per-head RMSNorm (qwen3)   */
-    gl_weight wo;                /* n_heads * head_dim -> dim              */
-    const float *post_attn_norm; /* (dim) norm of the attention output (gemma2) */
-    const float *ffn_norm;       /* (dim)                                  */
-    gl_weight w_gate;            /* dim -> ffn_dim                         */
-    gl_weight w_up;              /* dim -> ffn_dim                         */
-    gl_weight w_down;            /* ffn_dim -> dim                         */
-    const float *post_ffn_norm;  /* (dim) norm of the FFN output (gemma2)  */
-    bool sliding;                /* attends to the last cfg.swa_window positions only */
+    gl_weight wo;                 /* n_heads * head_dim -> dim              */
+    const float *post_attn_norm;  /* (dim) norm of the attention output (gemma2) */
+    const float *ffn_norm;        /* (dim)                                  */
+    gl_weight w_gate;             /* dim -> ffn_dim                         */
+    gl_weight w_up;               /* dim -> ffn_dim                         */
+    gl_weight w_down;             /* ffn_dim -> dim                         */
+    const float *post_ffn_norm;   /* (dim) norm of the FFN output (gemma2)  */
+    bool sliding;                 /* attends to the last cfg.swa_window positions only */
 } gl_layer;
 
 /* A GPT-2 block: LayerNorms with bias, fused QKV, GELU MLP, all biased. */
@@ -115,7 +115,7 @@ struct gl_model {
     struct gl_tokenizer *tok;
     gl_forward_fn forward;
     gl_kernels k;
-    uint32_t act_mask; /* 1 << enum gl_act of every bound weight's activation format */
+    uint32_t act_mask;  /* 1 << enum gl_act of every bound weight's activation format */
     void *repack_arena; /* owned: every repacked matrix (src/repack.c) */
     size_t repack_bytes;
 };

@@ -26,9 +26,9 @@ typedef struct gl_family {
     bool embd_scale;    /* embeddings times sqrt(dim) */
     bool q_prescale;    /* see gl_config */
     bool needs_qkv_bias, needs_qk_norm, needs_post_norms;
-    uint8_t swa_layers;  /* enum swa_layers */
-    int swa_default;     /* window when the file names none; 0: no sliding layers */
-    float attn_softcap;  /* defaults when the file names none; 0: off */
+    uint8_t swa_layers; /* enum swa_layers */
+    int swa_default;    /* window when the file names none; 0: no sliding layers */
+    float attn_softcap; /* defaults when the file names none; 0: off */
     float final_softcap;
 } gl_family;
 
@@ -63,7 +63,7 @@ const char *gl_supported_archs(void)
 /* Metadata keys of other architectures' math: present here, they would
  * mean a model this decoder does not compute. */
 static const char *const refused_keys[] = {
-    "expert_count",  "logit_scale",    "embedding_scale",       "residual_scale",
+    "expert_count",    "logit_scale",      "embedding_scale",     "residual_scale",
     "attention_scale", "attention.causal", "attention.clamp_kqv", "ssm.conv_kernel",
 };
 
@@ -122,8 +122,8 @@ static gl_status bind_config(gl_model *m, const gl_family *f, gl_error *err)
     int key_len = 0, value_len = 0;
     if ((st = gl_meta_int(m, "attention.key_length", natural == 0, natural, 1, 1 << 12, &key_len,
                           err)) ||
-        (st = gl_meta_int(m, "attention.value_length", false, key_len, 1, 1 << 12, &value_len,
-                          err)))
+        (st =
+             gl_meta_int(m, "attention.value_length", false, key_len, 1, 1 << 12, &value_len, err)))
         return st;
     if (value_len != key_len)
         return gl_fail(err, GL_ERR_UNSUPPORTED,
@@ -221,10 +221,10 @@ static gl_status bind_layer(gl_model *m, const gl_family *f, int l, gl_error *er
         L->wk = weight_rows(&qkv, q_dim, kv_dim);
         L->wv = weight_rows(&qkv, q_dim + kv_dim, kv_dim);
     } else if ((st = gl_bind_weight(m, &L->wq, NAME("attn_q.weight"), c->dim, q_dim, false, err)) ||
-               (st = gl_bind_weight(m, &L->wk, NAME("attn_k.weight"), c->dim, kv_dim, false,
-                                    err)) ||
-               (st = gl_bind_weight(m, &L->wv, NAME("attn_v.weight"), c->dim, kv_dim, false,
-                                    err))) {
+               (st =
+                    gl_bind_weight(m, &L->wk, NAME("attn_k.weight"), c->dim, kv_dim, false, err)) ||
+               (st =
+                    gl_bind_weight(m, &L->wv, NAME("attn_v.weight"), c->dim, kv_dim, false, err))) {
         return st;
     }
     const bool bias = f->needs_qkv_bias;
@@ -270,8 +270,9 @@ gl_status gl_bind_decoder(gl_model *m, gl_error *err)
         if (!strcmp(m->arch, families[i].arch))
             f = &families[i];
     if (!f)
-        return gl_fail(err, GL_ERR_UNSUPPORTED, "architecture '%s' is not supported (supported: %s)",
-                       m->arch, gl_supported_archs());
+        return gl_fail(err, GL_ERR_UNSUPPORTED,
+                       "architecture '%s' is not supported (supported: %s)", m->arch,
+                       gl_supported_archs());
     gl_config *c = &m->cfg;
     gl_status st = bind_config(m, f, err);
     if (st)
@@ -292,8 +293,7 @@ gl_status gl_bind_decoder(gl_model *m, gl_error *err)
                              err)) ||
         (st = gl_bind_vector(m, &m->output_norm, "output_norm.weight", c->dim, err)) ||
         (st = gl_bind_weight(m, &m->output, "output.weight", c->dim, c->n_vocab, true, err)) ||
-        (st = bind_vector_opt(m, &m->rope_freqs, "rope_freqs.weight", c->rope_dim / 2, false,
-                              err)))
+        (st = bind_vector_opt(m, &m->rope_freqs, "rope_freqs.weight", c->rope_dim / 2, false, err)))
         return st;
     if (!m->output.data) {
         m->output = m->tok_embd; /* tied embeddings */
@@ -301,8 +301,9 @@ gl_status gl_bind_decoder(gl_model *m, gl_error *err)
     }
     for (int i = 0; m->rope_freqs && i < c->rope_dim / 2; i++)
         if (!(m->rope_freqs[i] > 0.0f && m->rope_freqs[i] < 1e6f))
-            return gl_fail(err, GL_ERR_FORMAT, "rope_freqs.weight[%d] = %g is not a positive factor",
-                           i, (double)m->rope_freqs[i]);
+            return gl_fail(err, GL_ERR_FORMAT,
+                           "rope_freqs.weight[%d] = %g is not a positive factor", i,
+                           (double)m->rope_freqs[i]);
 
     for (int l = 0; l < c->n_layers; l++)
         if ((st = bind_layer(m, f, l, err)))

@@ -94,8 +94,7 @@ static void compare_prompt(gl_model *m, const td_ref *r, const float *ref, int s
     *worst = *mean = 0;
     *worst_s = 0;
     for (int s = 0; s < steps; s++) {
-        const double e =
-            rel_err(lg + (size_t)(r->n_prompt - 1 + s) * V, ref + (size_t)s * V, V);
+        const double e = rel_err(lg + (size_t)(r->n_prompt - 1 + s) * V, ref + (size_t)s * V, V);
         *mean += e / steps;
         if (e > *worst) {
             *worst = e;
@@ -144,8 +143,9 @@ static void check_file(const char *name, tol t)
                 int ws;
                 const int n_steps = full || steps[p] < 72 ? steps[p] : 72;
                 compare_prompt(m, &refs[p], ref[p], n_steps, threads, &worst, &mean, &ws);
-                fprintf(stderr, "families: %-24s %-8s -t %d p%d: max %.3f%% (step %d) mean %.3f%%\n",
-                        name, backends[bi], threads, p, 100 * worst, ws, 100 * mean);
+                fprintf(stderr,
+                        "families: %-24s %-8s -t %d p%d: max %.3f%% (step %d) mean %.3f%%\n", name,
+                        backends[bi], threads, p, 100 * worst, ws, 100 * mean);
                 cr_expect_leq(worst, t.max_step, "%s [%s -t %d] p%d step %d: %.3f%% > %.3f%%", name,
                               backends[bi], threads, p, ws, 100 * worst, 100 * t.max_step);
                 cr_expect_leq(mean, t.mean, "%s [%s -t %d] p%d mean %.3f%% > %.3f%%", name,
@@ -160,15 +160,42 @@ static void check_file(const char *name, tol t)
 
 static const tol F16 = { 0.01, 0.005 }, QUANT = { 0.075, 0.015 };
 
-Test(reference, llama3_f16) { check_file("synthetic-llama3-F16", F16); }
-Test(reference, llama3_q8_0) { check_file("synthetic-llama3-Q8_0", QUANT); }
-Test(reference, llama3_q4_k_m) { check_file("synthetic-llama3-Q4_K_M", QUANT); }
-Test(reference, qwen2_f16) { check_file("synthetic-qwen2-F16", F16); }
-Test(reference, qwen2_q8_0) { check_file("synthetic-qwen2-Q8_0", QUANT); }
-Test(reference, qwen2_q4_k_m) { check_file("synthetic-qwen2-Q4_K_M", QUANT); }
-Test(reference, phi3_f16) { check_file("synthetic-phi3-F16", F16); }
-Test(reference, phi3_q8_0) { check_file("synthetic-phi3-Q8_0", QUANT); }
-Test(reference, phi3_q4_k_m) { check_file("synthetic-phi3-Q4_K_M", QUANT); }
+Test(reference, llama3_f16)
+{
+    check_file("synthetic-llama3-F16", F16);
+}
+Test(reference, llama3_q8_0)
+{
+    check_file("synthetic-llama3-Q8_0", QUANT);
+}
+Test(reference, llama3_q4_k_m)
+{
+    check_file("synthetic-llama3-Q4_K_M", QUANT);
+}
+Test(reference, qwen2_f16)
+{
+    check_file("synthetic-qwen2-F16", F16);
+}
+Test(reference, qwen2_q8_0)
+{
+    check_file("synthetic-qwen2-Q8_0", QUANT);
+}
+Test(reference, qwen2_q4_k_m)
+{
+    check_file("synthetic-qwen2-Q4_K_M", QUANT);
+}
+Test(reference, phi3_f16)
+{
+    check_file("synthetic-phi3-F16", F16);
+}
+Test(reference, phi3_q8_0)
+{
+    check_file("synthetic-phi3-Q8_0", QUANT);
+}
+Test(reference, phi3_q4_k_m)
+{
+    check_file("synthetic-phi3-Q4_K_M", QUANT);
+}
 
 /* The Gemma 2 file is 26 random layers deep and chaotic: rounding noise
  * grows along the sequence. Our own generic and AVX-512 kernels (same math,
@@ -234,15 +261,27 @@ static void check_greedy(const char *name, double tie)
     gl_model_free(m);
 }
 
-Test(greedy, llama3_f16) { check_greedy("synthetic-llama3-F16", 0.005); }
-Test(greedy, qwen2_f16) { check_greedy("synthetic-qwen2-F16", 0.005); }
+Test(greedy, llama3_f16)
+{
+    check_greedy("synthetic-llama3-F16", 0.005);
+}
+Test(greedy, qwen2_f16)
+{
+    check_greedy("synthetic-qwen2-F16", 0.005);
+}
 /* phi3 p0 parts at step 58 of 64, where the reference's top two are 0.0070
  * apart: our logits are 0.05 % (about 0.002 per logit) from the reference's
  * there, enough to swap two so close. */
-Test(greedy, phi3_f16) { check_greedy("synthetic-phi3-F16", 0.01); }
+Test(greedy, phi3_f16)
+{
+    check_greedy("synthetic-phi3-F16", 0.01);
+}
 /* Gemma 2's chaos (see gemma2_f16 above) swaps gaps up to 0.055 (p2 step 24;
  * p0 parts at step 53 on a gap of 0.007, p1 at 34 on 0.022). */
-Test(greedy, gemma2_f16) { check_greedy("synthetic-gemma2-F16", 0.1); }
+Test(greedy, gemma2_f16)
+{
+    check_greedy("synthetic-gemma2-F16", 0.1);
+}
 
 /* ---- qwen3 against an independent oracle ------------------------------------
  * A tiny qwen3 GGUF written here: F32 weights, 2 layers, 4 query heads of
@@ -251,7 +290,7 @@ Test(greedy, gemma2_f16) { check_greedy("synthetic-gemma2-F16", 0.1); }
  * output tied to the embedding. */
 
 enum { QD = 64, QH = 4, QKV = 2, QHD = 32, QFFN = 96, QL = 2, QV = 32, QCTX = 64 };
-#define QEPS 1e-6f
+#define QEPS  1e-6f
 #define QBASE 1000000.0f
 
 typedef struct qtensor {
@@ -346,7 +385,10 @@ static void qwrite(const qmodel *q, const qopts *o, char *path, size_t cap)
     int32_t types[QV];
     for (int i = 0; i < QV; i++) {
         snprintf(tok_text[i], sizeof tok_text[i], "%s",
-                 i == 0 ? "<unk>" : i == 1 ? "<s>" : i == 2 ? "</s>" : "");
+                 i == 0   ? "<unk>"
+                 : i == 1 ? "<s>"
+                 : i == 2 ? "</s>"
+                          : "");
         if (i > 2)
             snprintf(tok_text[i], sizeof tok_text[i], "t%d", i);
         toks[i] = tok_text[i];
@@ -539,8 +581,7 @@ static void check_oracle(const qopts *o, int n_ctx, int n)
     uint32_t s = 7;
     for (int i = 0; i < n; i++)
         ids[i] = i == 0 ? 1 : 3 + (int32_t)(lcg(&s) % (QV - 3));
-    double *want =
-        oracle(&q, ids, n, window > 0 && window < n_ctx ? window : n_ctx, n_rot, neox);
+    double *want = oracle(&q, ids, n, window > 0 && window < n_ctx ? window : n_ctx, n_rot, neox);
     const char *backends[8];
     const int nb = gl_backend_list(backends, 8);
     for (int bi = 0; bi < nb; bi++) {
@@ -564,8 +605,7 @@ static void check_oracle(const qopts *o, int n_ctx, int n)
                 const double e = rel_err(got + (size_t)p * QV, w, QV);
                 worst = e > worst ? e : worst;
             }
-            fprintf(stderr,
-                    "families: %s oracle (window %d, rope %d, ctx %d) %s %s: worst %.2e\n",
+            fprintf(stderr, "families: %s oracle (window %d, rope %d, ctx %d) %s %s: worst %.2e\n",
                     o->arch ? o->arch : "qwen3", window, n_rot, n_ctx, backends[bi],
                     pass ? "token by token" : "one pass", worst);
             cr_expect_leq(worst, 1e-4, "%s vs oracle [%s, %s]: %.3e", o->arch ? o->arch : "qwen3",
@@ -620,8 +660,9 @@ static void expect_load_error(const qopts *o, const char *const *needles, int n_
 
 Test(errors, unknown_architecture_lists_supported)
 {
-    static const char *const want[] = { "mamba", "llama", "qwen2", "qwen3", "gemma2", "phi3",
-                                        "gpt2" };
+    static const char *const want[] = {
+        "mamba", "llama", "qwen2", "qwen3", "gemma2", "phi3", "gpt2"
+    };
     expect_load_error(&(qopts){ .arch = "mamba" }, want, 7);
 }
 

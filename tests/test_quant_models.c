@@ -496,7 +496,7 @@ Test(quant_models, every_shared_file_listed)
  * these reference logits on Q5_K_M and 0.75 % on Q6_K, yet 0.000 % on F32:
  * quantized activations amplify last-bit differences on this tiny model,
  * and its margins at those two steps are 0.107 and 0.037.) */
-#define GREEDY_TIE 0.05
+#define GREEDY_TIE        0.05
 #define GREEDY_TIE_Q5_K_M 0.15
 
 /* Greedy (temp 0) generation reproduces the reference's first 64 tokens of

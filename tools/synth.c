@@ -17,10 +17,10 @@
  * per-token work of each family (biases, Q/K norms, fused matrices,
  * post-norms, soft-caps and sliding windows cost time too). */
 enum {
-    SH_QKV_BIAS = 1,   /* attn_q/k/v.bias (qwen2)                         */
-    SH_QK_NORM = 2,    /* per-head attn_q_norm / attn_k_norm (qwen3)       */
-    SH_FUSED = 4,      /* attn_qkv and [gate; up] ffn_up (phi3)            */
-    SH_POST_NORMS = 8, /* post_attention_norm, post_ffw_norm (gemma2)      */
+    SH_QKV_BIAS = 1,    /* attn_q/k/v.bias (qwen2)                         */
+    SH_QK_NORM = 2,     /* per-head attn_q_norm / attn_k_norm (qwen3)       */
+    SH_FUSED = 4,       /* attn_qkv and [gate; up] ffn_up (phi3)            */
+    SH_POST_NORMS = 8,  /* post_attention_norm, post_ffw_norm (gemma2)      */
     SH_ROPE_FREQS = 16, /* Llama 3.x rope_freqs.weight (factor 32, 8192)   */
 };
 
@@ -29,38 +29,114 @@ typedef struct shape {
     int dim, layers, heads, kv_heads, ffn, vocab, ctx;
     float rope_base;
     bool tied;
-    int head_dim;   /* 0: dim / heads */
-    float eps;      /* 0: 1e-5 */
-    unsigned traits; /* SH_* */
-    int window;     /* attention.sliding_window; 0: none */
+    int head_dim;                      /* 0: dim / heads */
+    float eps;                         /* 0: 1e-5 */
+    unsigned traits;                   /* SH_* */
+    int window;                        /* attention.sliding_window; 0: none */
     float attn_softcap, final_softcap; /* 0: none */
 } shape;
 
 /* The published configurations (context lengths capped where the real one
  * would only make the metadata claim more than a benchmark uses). */
 static const shape shapes[] = {
-    { .name = "tinyllama-1.1b", .arch = "llama", .dim = 2048, .layers = 22, .heads = 32,
-      .kv_heads = 4, .ffn = 5632, .vocab = 32000, .ctx = 2048, .rope_base = 10000.0f },
-    { .name = "llama-3.2-1b", .arch = "llama", .dim = 2048, .layers = 16, .heads = 32,
-      .kv_heads = 8, .ffn = 8192, .vocab = 128256, .ctx = 8192, .rope_base = 500000.0f,
-      .tied = true, .traits = SH_ROPE_FREQS },
-    { .name = "qwen2.5-0.5b", .arch = "qwen2", .dim = 896, .layers = 24, .heads = 14,
-      .kv_heads = 2, .ffn = 4864, .vocab = 151936, .ctx = 4096, .rope_base = 1000000.0f,
-      .tied = true, .eps = 1e-6f, .traits = SH_QKV_BIAS },
-    { .name = "qwen3-0.6b", .arch = "qwen3", .dim = 1024, .layers = 28, .heads = 16,
-      .kv_heads = 8, .ffn = 3072, .vocab = 151936, .ctx = 4096, .rope_base = 1000000.0f,
-      .tied = true, .head_dim = 128, .eps = 1e-6f, .traits = SH_QK_NORM },
-    { .name = "gemma-2-2b", .arch = "gemma2", .dim = 2304, .layers = 26, .heads = 8,
-      .kv_heads = 4, .ffn = 9216, .vocab = 256000, .ctx = 8192, .rope_base = 10000.0f,
-      .tied = true, .head_dim = 256, .eps = 1e-6f, .traits = SH_POST_NORMS, .window = 4096,
-      .attn_softcap = 50.0f, .final_softcap = 30.0f },
-    { .name = "phi-3-mini", .arch = "phi3", .dim = 3072, .layers = 32, .heads = 32,
-      .kv_heads = 32, .ffn = 8192, .vocab = 32064, .ctx = 4096, .rope_base = 10000.0f,
-      .traits = SH_FUSED, .window = 2047 },
-    { .name = "stories15m", .arch = "llama", .dim = 288, .layers = 6, .heads = 6, .kv_heads = 6,
-      .ffn = 768, .vocab = 32000, .ctx = 256, .rope_base = 10000.0f },
-    { .name = "stories260k", .arch = "llama", .dim = 64, .layers = 5, .heads = 8, .kv_heads = 4,
-      .ffn = 172, .vocab = 512, .ctx = 512, .rope_base = 10000.0f },
+    { .name = "tinyllama-1.1b",
+      .arch = "llama",
+      .dim = 2048,
+      .layers = 22,
+      .heads = 32,
+      .kv_heads = 4,
+      .ffn = 5632,
+      .vocab = 32000,
+      .ctx = 2048,
+      .rope_base = 10000.0f },
+    { .name = "llama-3.2-1b",
+      .arch = "llama",
+      .dim = 2048,
+      .layers = 16,
+      .heads = 32,
+      .kv_heads = 8,
+      .ffn = 8192,
+      .vocab = 128256,
+      .ctx = 8192,
+      .rope_base = 500000.0f,
+      .tied = true,
+      .traits = SH_ROPE_FREQS },
+    { .name = "qwen2.5-0.5b",
+      .arch = "qwen2",
+      .dim = 896,
+      .layers = 24,
+      .heads = 14,
+      .kv_heads = 2,
+      .ffn = 4864,
+      .vocab = 151936,
+      .ctx = 4096,
+      .rope_base = 1000000.0f,
+      .tied = true,
+      .eps = 1e-6f,
+      .traits = SH_QKV_BIAS },
+    { .name = "qwen3-0.6b",
+      .arch = "qwen3",
+      .dim = 1024,
+      .layers = 28,
+      .heads = 16,
+      .kv_heads = 8,
+      .ffn = 3072,
+      .vocab = 151936,
+      .ctx = 4096,
+      .rope_base = 1000000.0f,
+      .tied = true,
+      .head_dim = 128,
+      .eps = 1e-6f,
+      .traits = SH_QK_NORM },
+    { .name = "gemma-2-2b",
+      .arch = "gemma2",
+      .dim = 2304,
+      .layers = 26,
+      .heads = 8,
+      .kv_heads = 4,
+      .ffn = 9216,
+      .vocab = 256000,
+      .ctx = 8192,
+      .rope_base = 10000.0f,
+      .tied = true,
+      .head_dim = 256,
+      .eps = 1e-6f,
+      .traits = SH_POST_NORMS,
+      .window = 4096,
+      .attn_softcap = 50.0f,
+      .final_softcap = 30.0f },
+    { .name = "phi-3-mini",
+      .arch = "phi3",
+      .dim = 3072,
+      .layers = 32,
+      .heads = 32,
+      .kv_heads = 32,
+      .ffn = 8192,
+      .vocab = 32064,
+      .ctx = 4096,
+      .rope_base = 10000.0f,
+      .traits = SH_FUSED,
+      .window = 2047 },
+    { .name = "stories15m",
+      .arch = "llama",
+      .dim = 288,
+      .layers = 6,
+      .heads = 6,
+      .kv_heads = 6,
+      .ffn = 768,
+      .vocab = 32000,
+      .ctx = 256,
+      .rope_base = 10000.0f },
+    { .name = "stories260k",
+      .arch = "llama",
+      .dim = 64,
+      .layers = 5,
+      .heads = 8,
+      .kv_heads = 4,
+      .ffn = 172,
+      .vocab = 512,
+      .ctx = 512,
+      .rope_base = 10000.0f },
 };
 
 /* Llama 3.x's per-frequency RoPE divisors as GGUF converters compute them
@@ -267,8 +343,16 @@ int cmd_synth(int argc, char **argv)
             return EXIT_USAGE;
         }
     } else {
-        s = (shape){ .name = "custom", .arch = "llama", .dim = 256, .layers = 2, .heads = 4,
-                     .kv_heads = 4, .ffn = 512, .vocab = 512, .ctx = 256, .rope_base = 10000.0f };
+        s = (shape){ .name = "custom",
+                     .arch = "llama",
+                     .dim = 256,
+                     .layers = 2,
+                     .heads = 4,
+                     .kv_heads = 4,
+                     .ffn = 512,
+                     .vocab = 512,
+                     .ctx = 256,
+                     .rope_base = 10000.0f };
     }
     int *fields[7] = { &s.dim, &s.layers, &s.heads, &s.kv_heads, &s.ffn, &s.vocab, &s.ctx };
     for (int k = 0; k < 7; k++)

@@ -184,10 +184,9 @@ enum { COLS = 16 };
                 for (int i = 0; i < n / QK_K; i++) {                                               \
                     unpack(&wr[i], &k);                                                            \
                     for (int c = 0; c < nc; c++)                                                   \
-                        sum[c] = kblock_dot(sum[c], &k,                                            \
-                                            (const block_q8_K *)((const char *)x +                 \
-                                                                 (b0 + c) * x_stride) +            \
-                                                i);                                                \
+                        sum[c] = kblock_dot(                                                       \
+                            sum[c], &k,                                                            \
+                            (const block_q8_K *)((const char *)x + (b0 + c) * x_stride) + i);      \
                 }                                                                                  \
                 for (int c = 0; c < nc; c++)                                                       \
                     y[(b0 + c) * y_stride + r] = sum[c];                                           \

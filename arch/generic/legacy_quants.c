@@ -152,20 +152,11 @@ static float dot_iq4_nl(const block_iq4_nl *w, const block_q8_0 *x, int nblocks)
         }                                                                                          \
     }
 
-GL_DECL_MATMUL_FN(gl_matmul_q4_1_generic)
-{
-    ROWS_OF(block_q4_1, block_q8_1, dot_q4_1)
-}
+GL_DECL_MATMUL_FN(gl_matmul_q4_1_generic){ ROWS_OF(block_q4_1, block_q8_1, dot_q4_1) }
 
-GL_DECL_MATMUL_FN(gl_matmul_q5_0_generic)
-{
-    ROWS_OF(block_q5_0, block_q8_0, dot_q5_0)
-}
+GL_DECL_MATMUL_FN(gl_matmul_q5_0_generic){ ROWS_OF(block_q5_0, block_q8_0, dot_q5_0) }
 
-GL_DECL_MATMUL_FN(gl_matmul_q5_1_generic)
-{
-    ROWS_OF(block_q5_1, block_q8_1, dot_q5_1)
-}
+GL_DECL_MATMUL_FN(gl_matmul_q5_1_generic){ ROWS_OF(block_q5_1, block_q8_1, dot_q5_1) }
 
 GL_DECL_MATMUL_FN(gl_matmul_iq4_nl_generic)
 {

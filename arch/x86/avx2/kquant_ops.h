@@ -19,8 +19,7 @@
 
 /* byte 2 j, 2 j + 1 in every 16-bit position: selects int16 element j of a
  * 128-bit lane (vpshufb), for j = 0..7 */
-#define KQ_SEL16(j)                                                                                \
-    _mm256_set1_epi16((short)((2 * (j)) | (2 * (j) + 1) << 8))
+#define KQ_SEL16(j) _mm256_set1_epi16((short)((2 * (j)) | (2 * (j) + 1) << 8))
 /* int16 element j in the low lane, element j + 1 in the high lane */
 #define KQ_SEL16_PAIR(j)                                                                           \
     _mm256_setr_m128i(_mm_set1_epi16((short)((2 * (j)) | (2 * (j) + 1) << 8)),                     \
@@ -146,10 +145,10 @@ GL_ALWAYS_INLINE void KQ_FN(kq_q6k_wprep_)(KQ_FN(kq_q6k_wp_) * p, const block_q6
         const __m256i q0 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h));
         const __m256i q1 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h + 32));
         const __m256i qh = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
-        p->u[4 * h + 0] =
-            _mm256_or_si256(_mm256_and_si256(q0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m2));
-        p->u[4 * h + 1] =
-            _mm256_or_si256(_mm256_and_si256(q1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m2));
+        p->u[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(q0, m4),
+                                          _mm256_and_si256(_mm256_slli_epi16(qh, 4), m2));
+        p->u[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(q1, m4),
+                                          _mm256_and_si256(_mm256_slli_epi16(qh, 2), m2));
         p->u[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q0, 4), m4),
                                           _mm256_and_si256(qh, m2));
         p->u[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q1, 4), m4),

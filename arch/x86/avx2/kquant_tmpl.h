@@ -87,12 +87,12 @@ GL_ALWAYS_INLINE void KT_TILE(const char *w, size_t wrb, const block_q8_K *const
                                                   s[c][5], s[c][6], s[c][7]);
             const __m256 dx = _mm256_set1_ps(xs[c][i].d);
 #if KT_HAS_MIN
-            const __m256i imin = gl_reduce8_epi32(mn[c][0], mn[c][1], mn[c][2], mn[c][3],
-                                                  mn[c][4], mn[c][5], mn[c][6], mn[c][7]);
+            const __m256i imin = gl_reduce8_epi32(mn[c][0], mn[c][1], mn[c][2], mn[c][3], mn[c][4],
+                                                  mn[c][5], mn[c][6], mn[c][7]);
             acc[c] = _mm256_add_ps(
-                acc[c], _mm256_sub_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dx, dw)),
-                                      _mm256_mul_ps(_mm256_cvtepi32_ps(imin),
-                                                    _mm256_mul_ps(dx, dmin))));
+                acc[c],
+                _mm256_sub_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dx, dw)),
+                              _mm256_mul_ps(_mm256_cvtepi32_ps(imin), _mm256_mul_ps(dx, dmin))));
 #else
             acc[c] = _mm256_add_ps(acc[c],
                                    _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dx, dw)));

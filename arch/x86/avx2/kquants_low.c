@@ -16,10 +16,12 @@
  * halves. */
 static const int8_t k16_pair_idx[4][32] = {
 #define K16_ROW(s)                                                                                 \
-    { 4 * s,     4 * s + 1, 4 * s,     4 * s + 1, 4 * s,     4 * s + 1, 4 * s,     4 * s + 1,     \
-      4 * s,     4 * s + 1, 4 * s,     4 * s + 1, 4 * s,     4 * s + 1, 4 * s,     4 * s + 1,     \
-      4 * s + 2, 4 * s + 3, 4 * s + 2, 4 * s + 3, 4 * s + 2, 4 * s + 3, 4 * s + 2, 4 * s + 3,     \
-      4 * s + 2, 4 * s + 3, 4 * s + 2, 4 * s + 3, 4 * s + 2, 4 * s + 3, 4 * s + 2, 4 * s + 3 }
+    {                                                                                              \
+        4 * s, 4 * s + 1, 4 * s, 4 * s + 1, 4 * s, 4 * s + 1, 4 * s, 4 * s + 1, 4 * s, 4 * s + 1,  \
+            4 * s, 4 * s + 1, 4 * s, 4 * s + 1, 4 * s, 4 * s + 1, 4 * s + 2, 4 * s + 3, 4 * s + 2, \
+            4 * s + 3, 4 * s + 2, 4 * s + 3, 4 * s + 2, 4 * s + 3, 4 * s + 2, 4 * s + 3,           \
+            4 * s + 2, 4 * s + 3, 4 * s + 2, 4 * s + 3, 4 * s + 2, 4 * s + 3                       \
+    }
     K16_ROW(0), K16_ROW(1), K16_ROW(2), K16_ROW(3)
 #undef K16_ROW
 };
@@ -52,7 +54,7 @@ GL_ALWAYS_INLINE void q2_K_row(const block_q2_K *wb, const block_q8_K *const *xb
     for (int h = 0; h < 2; h++) {
         const __m256i q = _mm256_loadu_si256((const __m256i *)(wb->qs + 32 * h));
         const __m256i sc8 = h ? _mm256_permute2x128_si256(sc16, sc16, 0x11)
-                          : _mm256_permute2x128_si256(sc16, sc16, 0x00);
+                              : _mm256_permute2x128_si256(sc16, sc16, 0x00);
 #pragma GCC unroll 4
         for (int s = 0; s < 4; s++) {
             const __m256i u = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), m3);
@@ -100,7 +102,7 @@ GL_ALWAYS_INLINE void q3_K_row(const block_q3_K *wb, const block_q8_K *const *xb
     for (int h = 0; h < 2; h++) {
         const __m256i q = _mm256_loadu_si256((const __m256i *)(wb->qs + 32 * h));
         const __m256i sc8 = h ? _mm256_permute2x128_si256(sc16, sc16, 0x11)
-                          : _mm256_permute2x128_si256(sc16, sc16, 0x00);
+                              : _mm256_permute2x128_si256(sc16, sc16, 0x00);
 #pragma GCC unroll 4
         for (int s = 0; s < 4; s++) {
             const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * s), m3),

@@ -22,9 +22,9 @@ GL_ALWAYS_INLINE __m256i lq_nibbles(const uint8_t *qs)
 GL_ALWAYS_INLINE __m256i lq_high_bits(const uint8_t *qh)
 {
     const __m256i v = _mm256_set1_epi32((int)x8_load32(qh));
-    const __m256i bytes = _mm256_shuffle_epi8(
-        v, _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
-                            3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bytes =
+        _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2,
+                                                2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
     const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
     return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit),
                             _mm256_set1_epi8(0x10));
@@ -37,12 +37,12 @@ GL_ALWAYS_INLINE __m256i q3_K_scales(const uint8_t *sc)
 {
     const __m128i m4 = _mm_set1_epi8(0x0f);
     const __m128i lo8 = _mm_loadl_epi64((const __m128i *)sc);
-    const __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(lo8, m4),
-                                          _mm_and_si128(_mm_srli_epi16(lo8, 4), m4));
+    const __m128i lo =
+        _mm_unpacklo_epi64(_mm_and_si128(lo8, m4), _mm_and_si128(_mm_srli_epi16(lo8, 4), m4));
     /* dword k = bytes 8..11 >> 2 k: byte 4 k + i has scale (4 k + i)'s bits at 0..1 */
-    const __m128i hi = _mm_and_si128(
-        _mm_srlv_epi32(_mm_set1_epi32(x8_load32(sc + 8)), _mm_setr_epi32(0, 2, 4, 6)),
-        _mm_set1_epi8(3));
+    const __m128i hi =
+        _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(x8_load32(sc + 8)), _mm_setr_epi32(0, 2, 4, 6)),
+                      _mm_set1_epi8(3));
     const __m128i s8 = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
     return _mm256_cvtepi8_epi16(s8);
 }
@@ -58,8 +58,8 @@ GL_ALWAYS_INLINE __m128i iq4_xs_scales(const block_iq4_xs *b)
     uint16_t h;
     memcpy(&h, &b->scales_h, 2);
     const __m128i hi = _mm_srli_epi16(
-        _mm_mullo_epi16(_mm_set1_epi16((short)h),
-                        _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1)),
+        _mm_mullo_epi16(_mm_set1_epi16((short)h), _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8,
+                                                                 1 << 6, 1 << 4, 1 << 2, 1)),
         14);
     return _mm_sub_epi16(_mm_or_si128(_mm_cvtepu8_epi16(lo), _mm_slli_epi16(hi, 4)),
                          _mm_set1_epi16(32));

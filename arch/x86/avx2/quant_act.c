@@ -62,9 +62,9 @@ GL_DECL_QUANTIZE_FN(gl_quantize_q8_1_avx2)
             id = 0.0f;
         out[b].d = (uint16_t)_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(d), 0), 0);
         const __m256 vid = _mm256_set1_ps(id);
-        const __m256i q = pack_q8_32(
-            q8_round(_mm256_mul_ps(v0, vid)), q8_round(_mm256_mul_ps(v1, vid)),
-            q8_round(_mm256_mul_ps(v2, vid)), q8_round(_mm256_mul_ps(v3, vid)));
+        const __m256i q =
+            pack_q8_32(q8_round(_mm256_mul_ps(v0, vid)), q8_round(_mm256_mul_ps(v1, vid)),
+                       q8_round(_mm256_mul_ps(v2, vid)), q8_round(_mm256_mul_ps(v3, vid)));
         _mm256_storeu_si256((__m256i *)out[b].qs, q);
         const __m256i s4 = sad_biased(q);
         __m128i s = _mm_add_epi64(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));

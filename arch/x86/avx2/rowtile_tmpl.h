@@ -44,8 +44,8 @@
 #define RT_CAT(a, b)  RT_CAT2(a, b)
 #define RT_TILE       RT_CAT(RT_NAME, _tile)
 
-GL_ALWAYS_INLINE void RT_TILE(const char *w, size_t wrb, const RT_XBLK *const *xs,
-                              float *const *ys, int nblk, int m, const int nc)
+GL_ALWAYS_INLINE void RT_TILE(const char *w, size_t wrb, const RT_XBLK *const *xs, float *const *ys,
+                              int nblk, int m, const int nc)
 {
     const RT_WBLK *wr[8];
     int off[8];
@@ -101,12 +101,12 @@ GL_ALWAYS_INLINE void RT_TILE(const char *w, size_t wrb, const RT_XBLK *const *x
 #else
         const __m256i gd = _mm256_and_si256(g, _mm256_set1_epi32(0xffff));
 #endif
-        const __m256 dw = _mm256_cvtph_ps(_mm256_castsi256_si128(
-            _mm256_permutevar8x32_epi32(_mm256_packus_epi32(gd, gd), perm)));
+        const __m256 dw = _mm256_cvtph_ps(
+            _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_packus_epi32(gd, gd), perm)));
 #if RT_MIN
         const __m256i gm = _mm256_srli_epi32(g, 16);
-        const __m256 mw = _mm256_cvtph_ps(_mm256_castsi256_si128(
-            _mm256_permutevar8x32_epi32(_mm256_packus_epi32(gm, gm), perm)));
+        const __m256 mw = _mm256_cvtph_ps(
+            _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_packus_epi32(gm, gm), perm)));
 #endif
         for (int c = 0; c < nc; c++) {
             __m256i s = gl_reduce8_epi32(p[c][0], p[c][1], p[c][2], p[c][3], p[c][4], p[c][5],
@@ -125,9 +125,9 @@ GL_ALWAYS_INLINE void RT_TILE(const char *w, size_t wrb, const RT_XBLK *const *x
             const __m256 a = _mm256_mul_ps(fs, _mm256_mul_ps(dx, dw));
             const __m256 r =
                 _mm256_sub_ps(a, _mm256_mul_ps(_mm256_cvtepi32_ps(im), _mm256_mul_ps(dx, mw)));
-            const __m256 plain = _mm256_and_ps(
-                _mm256_cmp_ps(mw, _mm256_setzero_ps(), _CMP_EQ_OQ),
-                _mm256_castsi256_ps(_mm256_cmpeq_epi32(im, _mm256_setzero_si256())));
+            const __m256 plain =
+                _mm256_and_ps(_mm256_cmp_ps(mw, _mm256_setzero_ps(), _CMP_EQ_OQ),
+                              _mm256_castsi256_ps(_mm256_cmpeq_epi32(im, _mm256_setzero_si256())));
             acc[c] = _mm256_add_ps(acc[c], _mm256_blendv_ps(r, a, plain));
 #else
             acc[c] = _mm256_add_ps(acc[c], _mm256_mul_ps(fs, _mm256_mul_ps(dx, dw)));

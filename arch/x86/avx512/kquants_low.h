@@ -33,8 +33,8 @@ GL_ALWAYS_INLINE void ix5_xprep_fn(ix5_xprep *p, const block_q8_K *xb)
         p->hi[g] = IX5_SHUFFLE_I64X2(a, b, _MM_SHUFFLE(3, 1, 3, 1));
     }
     /* sub-block sums (bsums in pairs), times -32 */
-    const __m256i bp = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)xb->bsums),
-                                         _mm256_set1_epi16(-32));
+    const __m256i bp =
+        _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)xb->bsums), _mm256_set1_epi16(-32));
     const __m512i bz = _mm512_castsi256_si512(bp);
     p->off[0] = _mm512_permutexvar_epi32(
         _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), bz);
@@ -50,8 +50,7 @@ GL_ALWAYS_INLINE void iq4_xs_row_512(const block_iq4_xs *wb, const ix5_xprep *xp
                                      __m256i *pm, const int nc)
 {
     (void)pm;
-    const __m512i tbl =
-        _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)ix5_tbl_u));
+    const __m512i tbl = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)ix5_tbl_u));
     const __m512i m4 = _mm512_set1_epi8(0x0f);
     const __m512i sc = _mm512_castsi256_si512(_mm256_cvtepi16_epi32(iq4_xs_scales(wb)));
     const __m512i s0 = _mm512_permutexvar_epi32(
@@ -114,9 +113,9 @@ GL_ALWAYS_INLINE void k16_xprep_fn(k16_xprep *p, const block_q8_K *xb)
 GL_ALWAYS_INLINE __m512i k16_pair_scales(__m256i sc16, int pair)
 {
     static const int16_t idx[2][32] = {
-        { 0, 0, 0, 0, 2, 2, 2, 2, 1, 1, 1, 1, 3, 3, 3, 3,
+        { 0, 0, 0, 0, 2,  2,  2,  2,  1, 1, 1, 1, 3,  3,  3,  3,
           8, 8, 8, 8, 10, 10, 10, 10, 9, 9, 9, 9, 11, 11, 11, 11 },
-        { 4, 4, 4, 4, 6, 6, 6, 6, 5, 5, 5, 5, 7, 7, 7, 7,
+        { 4,  4,  4,  4,  6,  6,  6,  6,  5,  5,  5,  5,  7,  7,  7,  7,
           12, 12, 12, 12, 14, 14, 14, 14, 13, 13, 13, 13, 15, 15, 15, 15 },
     };
     return _mm512_permutexvar_epi16(_mm512_loadu_si512((const void *)idx[pair]),
@@ -134,8 +133,7 @@ GL_ALWAYS_INLINE __m512i k16_madd(__m512i a, __m512i b)
 }
 
 /* sum_j sc_j dot(u, x)_j in 8 lanes, u[s] the quants of sub-blocks sb(s, .) */
-GL_ALWAYS_INLINE __m256i k16_dot(const __m512i *u, const k16_xprep *xp, __m512i sc01,
-                                 __m512i sc23)
+GL_ALWAYS_INLINE __m256i k16_dot(const __m512i *u, const k16_xprep *xp, __m512i sc01, __m512i sc23)
 {
     const __m512i z = _mm512_setzero_si512();
     const __m512i d0 = _mm512_dpbusd_epi32(z, u[0], xp->x[0]);
@@ -192,8 +190,7 @@ GL_ALWAYS_INLINE void q3_K_row_512(const block_q3_K *wb, const k16_xprep *xp, __
     const __m512i sc01 = k16_pair_scales(sc16, 0), sc23 = k16_pair_scales(sc16, 1);
     const __m512i v = _mm512_loadu_si512((const void *)wb->qs);
     const __m256i hm = _mm256_loadu_si256((const __m256i *)wb->hmask);
-    const __m512i h =
-        _mm512_inserti64x4(_mm512_castsi256_si512(hm), _mm256_srli_epi16(hm, 4), 1);
+    const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(hm), _mm256_srli_epi16(hm, 4), 1);
     const __m512i m3 = _mm512_set1_epi8(3), b2 = _mm512_set1_epi8(4);
     __m512i u[4];
     u[0] = _mm512_or_si512(_mm512_and_si512(v, m3), _mm512_and_si512(_mm512_slli_epi16(h, 2), b2));

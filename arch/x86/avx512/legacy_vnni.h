@@ -21,8 +21,7 @@ GL_ALWAYS_INLINE __m256i lv_high_bits(const uint8_t *qh)
 
 GL_ALWAYS_INLINE __m256i lv_dot(__m256i u, const int8_t *xq)
 {
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u,
-                               _mm256_loadu_si256((const __m256i *)xq));
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, _mm256_loadu_si256((const __m256i *)xq));
 }
 
 /* (sum of the block's 32 activation quants) << shift, in every lane */
@@ -31,8 +30,8 @@ GL_ALWAYS_INLINE __m256i lv_xsum(const int8_t *xq, int shift)
     return _mm256_slli_epi32(gl_bcast_sum_epi32(lv_dot(_mm256_set1_epi8(1), xq)), shift);
 }
 
-GL_ALWAYS_INLINE void q4_1_row_vnni(const block_q4_1 *wb, const block_q8_1 *const *xb,
-                                    __m256i *p, __m256i *pm, const int nc)
+GL_ALWAYS_INLINE void q4_1_row_vnni(const block_q4_1 *wb, const block_q8_1 *const *xb, __m256i *p,
+                                    __m256i *pm, const int nc)
 {
     (void)pm;
     const __m256i u = lq_nibbles(wb->qs);
@@ -52,8 +51,8 @@ GL_ALWAYS_INLINE void q4_1_row_vnni(const block_q4_1 *wb, const block_q8_1 *cons
 static GL_DECL_MATMUL_FN(matmul_q4_1_vnni);
 #include "arch/x86/avx2/rowtile_tmpl.h"
 
-GL_ALWAYS_INLINE void q5_1_row_vnni(const block_q5_1 *wb, const block_q8_1 *const *xb,
-                                    __m256i *p, __m256i *pm, const int nc)
+GL_ALWAYS_INLINE void q5_1_row_vnni(const block_q5_1 *wb, const block_q8_1 *const *xb, __m256i *p,
+                                    __m256i *pm, const int nc)
 {
     (void)pm;
     const __m256i u = _mm256_or_si256(lq_nibbles(wb->qs), lv_high_bits(wb->qh));
@@ -73,8 +72,8 @@ GL_ALWAYS_INLINE void q5_1_row_vnni(const block_q5_1 *wb, const block_q8_1 *cons
 static GL_DECL_MATMUL_FN(matmul_q5_1_vnni);
 #include "arch/x86/avx2/rowtile_tmpl.h"
 
-GL_ALWAYS_INLINE void q5_0_row_vnni(const block_q5_0 *wb, const block_q8_0 *const *xb,
-                                    __m256i *p, __m256i *pm, const int nc)
+GL_ALWAYS_INLINE void q5_0_row_vnni(const block_q5_0 *wb, const block_q8_0 *const *xb, __m256i *p,
+                                    __m256i *pm, const int nc)
 {
     (void)pm;
     const __m256i u = _mm256_or_si256(lq_nibbles(wb->qs), lv_high_bits(wb->qh));
