@@ -172,9 +172,14 @@ GL_ALWAYS_INLINE void kx_isums_q6K_vnni(const block_q6_Kx8 *blk, const int8_t *c
 #define KX_LINK    static
 #include "arch/x86/avx2/kx8_tmpl.h"
 
+/* Four columns per tile for the x16 groups too: at eight, a tile's chains,
+ * sums and accumulators (40 zmm for Q4_K, more for Q6_K) spilled to the
+ * stack in every super-block, and unpacking the weights twice costs less
+ * than that (bench/RESULTS.md 2026-12-02, second sitting: TinyLlama batch-8
+ * decode 1 thread Q4_K_M +12 %, Q6_K +20 %, prefill unchanged). */
 #undef KX_C
 #ifndef GL_KX16_C
-#define GL_KX16_C 8
+#define GL_KX16_C 4
 #endif
 #define KX_C GL_KX16_C
 
