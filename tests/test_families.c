@@ -160,42 +160,17 @@ static void check_file(const char *name, tol t)
 
 static const tol F16 = { 0.01, 0.005 }, QUANT = { 0.075, 0.015 };
 
-Test(reference, llama3_f16)
-{
-    check_file("synthetic-llama3-F16", F16);
-}
-Test(reference, llama3_q8_0)
-{
-    check_file("synthetic-llama3-Q8_0", QUANT);
-}
-Test(reference, llama3_q4_k_m)
-{
-    check_file("synthetic-llama3-Q4_K_M", QUANT);
-}
-Test(reference, qwen2_f16)
-{
-    check_file("synthetic-qwen2-F16", F16);
-}
-Test(reference, qwen2_q8_0)
-{
-    check_file("synthetic-qwen2-Q8_0", QUANT);
-}
-Test(reference, qwen2_q4_k_m)
-{
-    check_file("synthetic-qwen2-Q4_K_M", QUANT);
-}
-Test(reference, phi3_f16)
-{
-    check_file("synthetic-phi3-F16", F16);
-}
-Test(reference, phi3_q8_0)
-{
-    check_file("synthetic-phi3-Q8_0", QUANT);
-}
-Test(reference, phi3_q4_k_m)
-{
-    check_file("synthetic-phi3-Q4_K_M", QUANT);
-}
+/* clang-format off */
+Test(reference, llama3_f16) { check_file("synthetic-llama3-F16", F16); }
+Test(reference, llama3_q8_0) { check_file("synthetic-llama3-Q8_0", QUANT); }
+Test(reference, llama3_q4_k_m) { check_file("synthetic-llama3-Q4_K_M", QUANT); }
+Test(reference, qwen2_f16) { check_file("synthetic-qwen2-F16", F16); }
+Test(reference, qwen2_q8_0) { check_file("synthetic-qwen2-Q8_0", QUANT); }
+Test(reference, qwen2_q4_k_m) { check_file("synthetic-qwen2-Q4_K_M", QUANT); }
+Test(reference, phi3_f16) { check_file("synthetic-phi3-F16", F16); }
+Test(reference, phi3_q8_0) { check_file("synthetic-phi3-Q8_0", QUANT); }
+Test(reference, phi3_q4_k_m) { check_file("synthetic-phi3-Q4_K_M", QUANT); }
+/* clang-format on */
 
 /* The Gemma 2 file is 26 random layers deep and chaotic: rounding noise
  * grows along the sequence. Our own generic and AVX-512 kernels (same math,
@@ -261,27 +236,21 @@ static void check_greedy(const char *name, double tie)
     gl_model_free(m);
 }
 
-Test(greedy, llama3_f16)
-{
-    check_greedy("synthetic-llama3-F16", 0.005);
-}
-Test(greedy, qwen2_f16)
-{
-    check_greedy("synthetic-qwen2-F16", 0.005);
-}
+/* clang-format off */
+Test(greedy, llama3_f16) { check_greedy("synthetic-llama3-F16", 0.005); }
+Test(greedy, qwen2_f16) { check_greedy("synthetic-qwen2-F16", 0.005); }
+/* clang-format on */
 /* phi3 p0 parts at step 58 of 64, where the reference's top two are 0.0070
  * apart: our logits are 0.05 % (about 0.002 per logit) from the reference's
  * there, enough to swap two so close. */
-Test(greedy, phi3_f16)
-{
-    check_greedy("synthetic-phi3-F16", 0.01);
-}
+/* clang-format off */
+Test(greedy, phi3_f16) { check_greedy("synthetic-phi3-F16", 0.01); }
+/* clang-format on */
 /* Gemma 2's chaos (see gemma2_f16 above) swaps gaps up to 0.055 (p2 step 24;
  * p0 parts at step 53 on a gap of 0.007, p1 at 34 on 0.022). */
-Test(greedy, gemma2_f16)
-{
-    check_greedy("synthetic-gemma2-F16", 0.1);
-}
+/* clang-format off */
+Test(greedy, gemma2_f16) { check_greedy("synthetic-gemma2-F16", 0.1); }
+/* clang-format on */
 
 /* ---- qwen3 against an independent oracle ------------------------------------
  * A tiny qwen3 GGUF written here: F32 weights, 2 layers, 4 query heads of
