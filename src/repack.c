@@ -5,9 +5,9 @@
  * them: every packed matrix lives in one owned arena, and as each thread
  * finishes its rows of a matrix the page-aligned interior of those file
  * rows is dropped with MADV_DONTNEED, so file and copy are never both
- * resident. (No MADV_HUGEPAGE: on the development VM first-touching
- * 620 MB took 1.6-3.7 s with huge pages against ~0.5 s without, which
- * would dominate load time.)
+ * resident. The arena is in transparent huge pages (gl_alloc_huge): the
+ * decode kernels stream it, and on 4 KiB pages their TLB misses cost
+ * decode 8-10 % (bench/RESULTS.md, "End to end").
  * The mapping is private and read-only, so that only discards clean page
  * cache references; were those pages ever touched again they would be
  * read back from the file, unchanged.
