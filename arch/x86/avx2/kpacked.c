@@ -6,10 +6,7 @@
 
 #define KX_C 4
 
-/* Q4_Kx8. Scales: lane r of the three 32-byte scale loads A, B, C holds
- * bytes 0-3, 4-7, 8-11 of row r's GGUF scales, so (gl_k4_scale_min)
- * sc0..3 = A & 63, sc4..7 = (C & 15) | (A >> 6) << 4, and the same for the
- * mins from B and C >> 4 -- per byte, in every lane at once. Quants:
+/* Q4_Kx8. Scales and mins unpacked per byte (kx8.h kx_scales_mins8). Quants:
  * maddubs(nibble, x) pairs are at most 2 * 15 * 128; a sub-block's 8 loads
  * sum to at most 30720 in int16, then one madd with the sub-block's scale
  * (an int16 pair per lane) widens to int32. Exact. */
@@ -17,17 +14,9 @@ GL_ALWAYS_INLINE void kx_isums_q4K_avx2(const block_q4_Kx8 *blk, const int8_t *c
                                         const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
                                         const int nc, const kx_pf *pf)
 {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m6 = _mm256_set1_epi8(0x3f),
-                  m30 = _mm256_set1_epi8(0x30);
-    const __m256i a = _mm256_loadu_si256((const __m256i *)blk->scales);
-    const __m256i bv = _mm256_loadu_si256((const __m256i *)(blk->scales + 32));
-    const __m256i cv = _mm256_loadu_si256((const __m256i *)(blk->scales + 64));
-    const __m256i sc[2] = { _mm256_and_si256(a, m6),
-                            _mm256_or_si256(_mm256_and_si256(cv, m4),
-                                            _mm256_and_si256(_mm256_srli_epi16(a, 2), m30)) };
-    const __m256i mn[2] = { _mm256_and_si256(bv, m6),
-                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(cv, 4), m4),
-                                            _mm256_and_si256(_mm256_srli_epi16(bv, 2), m30)) };
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    __m256i sc[2], mn[2];
+    kx_scales_mins8(blk->scales, sc, mn);
 #pragma GCC unroll 4
     for (int p = 0; p < 4; p++) {
         const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));
@@ -417,17 +406,9 @@ GL_ALWAYS_INLINE void kx_isums_q5K_avx2(const block_q5_Kx8 *blk, const int8_t *c
                                         const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
                                         const int nc, const kx_pf *pf)
 {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m6 = _mm256_set1_epi8(0x3f),
-                  m30 = _mm256_set1_epi8(0x30), m10 = _mm256_set1_epi8(0x10);
-    const __m256i a = _mm256_loadu_si256((const __m256i *)blk->scales);
-    const __m256i bv = _mm256_loadu_si256((const __m256i *)(blk->scales + 32));
-    const __m256i cv = _mm256_loadu_si256((const __m256i *)(blk->scales + 64));
-    const __m256i sc[2] = { _mm256_and_si256(a, m6),
-                            _mm256_or_si256(_mm256_and_si256(cv, m4),
-                                            _mm256_and_si256(_mm256_srli_epi16(a, 2), m30)) };
-    const __m256i mn[2] = { _mm256_and_si256(bv, m6),
-                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(cv, 4), m4),
-                                            _mm256_and_si256(_mm256_srli_epi16(bv, 2), m30)) };
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m10 = _mm256_set1_epi8(0x10);
+    __m256i sc[2], mn[2];
+    kx_scales_mins8(blk->scales, sc, mn);
 #pragma GCC unroll 4
     for (int p = 0; p < 4; p++) {
         const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));

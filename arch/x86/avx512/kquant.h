@@ -34,24 +34,16 @@ GL_ALWAYS_INLINE __m256i kx_byte32(int a, int hi)
 #define KX_C 4
 
 /* Q4_Kx8: scales and mins unpacked per lane as in the AVX2 kernel
- * (arch/x86/avx2/kpacked.c); the high nibbles are used unshifted (v & 0xf0
+ * (kx8.h kx_scales_mins8); the high nibbles are used unshifted (v & 0xf0
  * = 16 u, dpbusd sums at most 32 * 240 * 128 per lane) and their sum
  * shifted back once, exactly. */
 GL_ALWAYS_INLINE void kx_isums_q4K_vnni(const block_q4_Kx8 *blk, const int8_t *const *xq,
                                         const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
                                         const int nc)
 {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), mf0 = _mm256_set1_epi8((char)0xf0),
-                  m6 = _mm256_set1_epi8(0x3f), m30 = _mm256_set1_epi8(0x30);
-    const __m256i a = _mm256_loadu_si256((const __m256i *)blk->scales);
-    const __m256i bv = _mm256_loadu_si256((const __m256i *)(blk->scales + 32));
-    const __m256i cv = _mm256_loadu_si256((const __m256i *)(blk->scales + 64));
-    const __m256i sc[2] = { _mm256_and_si256(a, m6),
-                            _mm256_or_si256(_mm256_and_si256(cv, m4),
-                                            _mm256_and_si256(_mm256_srli_epi16(a, 2), m30)) };
-    const __m256i mn[2] = { _mm256_and_si256(bv, m6),
-                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(cv, 4), m4),
-                                            _mm256_and_si256(_mm256_srli_epi16(bv, 2), m30)) };
+    const __m256i m4 = _mm256_set1_epi8(0x0f), mf0 = _mm256_set1_epi8((char)0xf0);
+    __m256i sc[2], mn[2];
+    kx_scales_mins8(blk->scales, sc, mn);
 #pragma GCC unroll 4
     for (int p = 0; p < 4; p++) {
         const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));
