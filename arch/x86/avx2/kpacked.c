@@ -6,7 +6,7 @@
 
 #define KX_C 4
 
-/* Q4_Kx8. Scales and mins unpacked per byte (kx8.h kx_scales_mins8). Quants:
+/* Q4_Kx8. Scales and mins unpacked per byte (kx_unpack_tmpl.h). Quants:
  * maddubs(nibble, x) pairs are at most 2 * 15 * 128; a sub-block's 8 loads
  * sum to at most 30720 in int16, then one madd with the sub-block's scale
  * (an int16 pair per lane) widens to int32. Exact. */
@@ -15,16 +15,8 @@ GL_ALWAYS_INLINE void kx_isums_q4K_avx2(const block_q4_Kx8 *blk, const int8_t *c
                                         const int nc, const kx_pf *pf)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
-    __m256i sc[2], mn[2];
-    kx_scales_mins8(blk->scales, sc, mn);
-#pragma GCC unroll 4
-    for (int p = 0; p < 4; p++) {
-        const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));
-#pragma GCC unroll 8
-        for (int c = 0; c < nc; c++)
-            imin[c] =
-                _mm256_add_epi32(imin[c], _mm256_madd_epi16(mp, _mm256_set1_epi32(xp[c]->b4[p])));
-    }
+    __m256i sc[2];
+    kx_scales_mins8(blk->scales, xp, sc, imin, nc);
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++) {
         const __m256i s_lo = _mm256_shuffle_epi8(sc[i / 2], kx_pair16(2 * (i % 2), 2 * (i % 2)));
@@ -155,48 +147,13 @@ GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *c
  * then one madd with its scale - 32 (int16 pair per lane) widens to int32.
  * The -4 offset: isum -= 4 sum_j sc_j bsums_j (pairs of scales madd the
  * bsum pairs b6). Exact. */
-GL_ALWAYS_INLINE void kx_q3_units_avx2(const uint8_t *g, __m256i u[8])
-{
-    const __m256i m7 = _mm256_set1_epi8(7), m3 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(4);
-    const __m256i b0 = _mm256_loadu_si256((const __m256i *)g);
-    const __m256i b1 = _mm256_loadu_si256((const __m256i *)(g + 32));
-    const __m256i b2 = _mm256_loadu_si256((const __m256i *)(g + 64));
-    u[0] = _mm256_and_si256(b0, m7);
-    u[1] = _mm256_and_si256(_mm256_srli_epi16(b0, 3), m7);
-    u[2] = _mm256_and_si256(b1, m7);
-    u[3] = _mm256_and_si256(_mm256_srli_epi16(b1, 3), m7);
-    u[4] = _mm256_and_si256(b2, m7);
-    u[5] = _mm256_and_si256(_mm256_srli_epi16(b2, 3), m7);
-    u[6] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b0, 6), m3),
-                           _mm256_and_si256(_mm256_srli_epi16(b2, 4), m4));
-    u[7] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b1, 6), m3),
-                           _mm256_and_si256(_mm256_srli_epi16(b2, 5), m4));
-}
-
-/* the eight rows' scales - 32 as bytes: sc[t] byte b = scale 4 t + b */
-GL_ALWAYS_INLINE void kx_q3_scales_avx2(const uint8_t *scales, __m256i sc[4])
-{
-    const __m256i m6 = _mm256_set1_epi8(0x3f), k32 = _mm256_set1_epi8(32);
-    const __m256i u0 = _mm256_loadu_si256((const __m256i *)scales);
-    const __m256i u1 = _mm256_loadu_si256((const __m256i *)(scales + 32));
-    const __m256i u2 = _mm256_loadu_si256((const __m256i *)(scales + 64));
-    sc[0] = _mm256_sub_epi8(_mm256_and_si256(u0, m6), k32);
-    sc[1] = _mm256_sub_epi8(_mm256_and_si256(u1, m6), k32);
-    sc[2] = _mm256_sub_epi8(_mm256_and_si256(u2, m6), k32);
-    const __m256i top = _mm256_or_si256(
-        _mm256_and_si256(_mm256_srli_epi16(u0, 6), _mm256_set1_epi8(0x03)),
-        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(u1, 4), _mm256_set1_epi8(0x0c)),
-                        _mm256_and_si256(_mm256_srli_epi16(u2, 2), _mm256_set1_epi8(0x30))));
-    sc[3] = _mm256_sub_epi8(top, k32);
-}
-
 GL_ALWAYS_INLINE void kx_isums_q3K_avx2(const block_q3_Kx8 *blk, const int8_t *const *xq,
                                         const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
                                         const int nc, const kx_pf *pf)
 {
     (void)imin;
     __m256i sc[4];
-    kx_q3_scales_avx2(blk->scales, sc);
+    kx_q3_scales8(blk->scales, sc);
     __m256i corr[KX_C];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++)
@@ -225,7 +182,7 @@ GL_ALWAYS_INLINE void kx_isums_q3K_avx2(const block_q3_Kx8 *blk, const int8_t *c
                 if (pf)
                     kx_pf_part(pf, 4 * h + 2 * half + pp, 8, sizeof *blk);
                 __m256i u[8];
-                kx_q3_units_avx2(blk->q + 96 * (4 * h + p), u);
+                kx_q3_units8(blk->q + 96 * (4 * h + p), u);
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++)
 #pragma GCC unroll 8
@@ -263,16 +220,13 @@ GL_ALWAYS_INLINE void kx_isums_q3K_avx2(const block_q3_Kx8 *blk, const int8_t *c
  * -128 to negate): pairs at most 2 * 127 * 127, inside int16; one madd per
  * maddubs with the sub-block's scale ls - 32 (int16 pair per lane) widens
  * to int32. Exact. */
-GL_ALWAYS_INLINE __m256i kx_iq4_scale_avx2(__m256i l, __m256i h, int j)
+GL_ALWAYS_INLINE __m256i kx_iq4_scale_pair(__m256i l, __m256i h, int j)
 {
-    const __m256i lo = _mm256_and_si256(_mm256_srli_epi32(l, 4 * j), _mm256_set1_epi32(15));
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi32(h, 2 * j), _mm256_set1_epi32(3));
-    const __m256i s =
-        _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
-    /* the low int16 of each lane into both halves */
-    return _mm256_shuffle_epi8(s, _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12,
-                                                   13, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13,
-                                                   12, 13));
+    /* the low int16 of each lane's scale into both halves */
+    return _mm256_shuffle_epi8(kx_iq4_scale8(l, h, j),
+                               _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13,
+                                                0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12,
+                                                13));
 }
 
 GL_ALWAYS_INLINE void kx_isums_iq4xs_avx2(const block_iq4_xsx8 *blk, const int8_t *const *xq,
@@ -290,7 +244,7 @@ GL_ALWAYS_INLINE void kx_isums_iq4xs_avx2(const block_iq4_xsx8 *blk, const int8_
     for (int j = 0; j < 8; j++) {
         if (pf)
             kx_pf_part(pf, j, 8, sizeof *blk);
-        const __m256i sj = kx_iq4_scale_avx2(l, h, j);
+        const __m256i sj = kx_iq4_scale_pair(l, h, j);
 #pragma GCC unroll 4
         for (int kk = 0; kk < 4; kk++) {
             const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (4 * j + kk)));
@@ -327,22 +281,8 @@ GL_ALWAYS_INLINE void kx_isums_q2K_avx2(const block_q2_Kx8 *blk, const int8_t *c
                                         const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
                                         const int nc, const kx_pf *pf)
 {
-    const __m256i m3 = _mm256_set1_epi8(3), m15 = _mm256_set1_epi8(15);
-    __m256i sc[4], mn[4];
-#pragma GCC unroll 4
-    for (int t = 0; t < 4; t++) {
-        const __m256i u = _mm256_loadu_si256((const __m256i *)(blk->scales + 32 * t));
-        sc[t] = _mm256_and_si256(u, m15);
-        mn[t] = _mm256_and_si256(_mm256_srli_epi16(u, 4), m15);
-    }
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; p++) {
-        const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));
-#pragma GCC unroll 8
-        for (int c = 0; c < nc; c++)
-            imin[c] =
-                _mm256_add_epi32(imin[c], _mm256_madd_epi16(mp, _mm256_set1_epi32(xp[c]->b6[p])));
-    }
+    __m256i sc[4];
+    kx_q2_scales_mins8(blk->scales, xp, sc, imin, nc);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++)
 #pragma GCC unroll 2
@@ -358,12 +298,8 @@ GL_ALWAYS_INLINE void kx_isums_q2K_avx2(const block_q2_Kx8 *blk, const int8_t *c
                 const int k = 8 * h + 4 * half + kk;
                 if (pf)
                     kx_pf_part(pf, k, 16, sizeof *blk);
-                const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
                 __m256i u[4];
-                u[0] = _mm256_and_si256(v, m3);
-                u[1] = _mm256_and_si256(_mm256_srli_epi16(v, 2), m3);
-                u[2] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m3);
-                u[3] = _mm256_and_si256(_mm256_srli_epi16(v, 6), m3);
+                kx_q2_units8(blk->qs + 32 * k, u);
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++)
 #pragma GCC unroll 4
@@ -396,27 +332,13 @@ GL_ALWAYS_INLINE void kx_isums_q2K_avx2(const block_q2_Kx8 *blk, const int8_t *c
  * 16-bit shifts of at most 4). Quants u <= 31: maddubs pairs at most
  * 2 * 31 * 128 = 7936, so four loads add up in int16 before each madd with
  * the sub-block's scale. Exact. */
-GL_ALWAYS_INLINE __m256i kx_bit4_avx2(__m256i h, int bit)
-{
-    return bit <= 4 ? (bit == 4 ? h : _mm256_slli_epi16(h, 4 - bit))
-                    : _mm256_srli_epi16(h, bit - 4);
-}
-
 GL_ALWAYS_INLINE void kx_isums_q5K_avx2(const block_q5_Kx8 *blk, const int8_t *const *xq,
                                         const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
                                         const int nc, const kx_pf *pf)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f), m10 = _mm256_set1_epi8(0x10);
-    __m256i sc[2], mn[2];
-    kx_scales_mins8(blk->scales, sc, mn);
-#pragma GCC unroll 4
-    for (int p = 0; p < 4; p++) {
-        const __m256i mp = _mm256_shuffle_epi8(mn[p / 2], kx_pair16(2 * (p % 2), 2 * (p % 2) + 1));
-#pragma GCC unroll 8
-        for (int c = 0; c < nc; c++)
-            imin[c] =
-                _mm256_add_epi32(imin[c], _mm256_madd_epi16(mp, _mm256_set1_epi32(xp[c]->b4[p])));
-    }
+    __m256i sc[2];
+    kx_scales_mins8(blk->scales, xp, sc, imin, nc);
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++) {
         const __m256i s_lo = _mm256_shuffle_epi8(sc[i / 2], kx_pair16(2 * (i % 2), 2 * (i % 2)));
@@ -436,10 +358,9 @@ GL_ALWAYS_INLINE void kx_isums_q5K_avx2(const block_q5_Kx8 *blk, const int8_t *c
                 const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (8 * i + k)));
                 const __m256i h = _mm256_loadu_si256((const __m256i *)(blk->qh + 32 * k));
                 const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, m4),
-                                                   _mm256_and_si256(kx_bit4_avx2(h, 2 * i), m10));
-                const __m256i hi =
-                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
-                                    _mm256_and_si256(kx_bit4_avx2(h, 2 * i + 1), m10));
+                                                   _mm256_and_si256(kx_hbit8(h, 2 * i), m10));
+                const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
+                                                   _mm256_and_si256(kx_hbit8(h, 2 * i + 1), m10));
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++) {
                     const __m256i xl = _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k));

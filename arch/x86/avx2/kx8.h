@@ -55,25 +55,26 @@ GL_ALWAYS_INLINE __m256i kx_pair16_hi(int a, int b)
                                                    0x04000400, 0x08000800, 0x0c000c00));
 }
 
-/* A Q4_Kx8 / Q5_Kx8 super-block's packed 6-bit sub-block scales and mins
- * (src/quant.h) unpacked per byte, in every lane at once: lane r of the
- * three 32-byte loads A, B, C holds bytes 0-3, 4-7, 8-11 of row r's GGUF
- * scales, so (gl_k4_scale_min) sc0..3 = A & 63, sc4..7 = (C & 15) | (A >> 6)
- * << 4, and the mins likewise from B and C >> 4. */
-GL_ALWAYS_INLINE void kx_scales_mins8(const uint8_t *scales, __m256i sc[2], __m256i mn[2])
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m6 = _mm256_set1_epi8(0x3f),
-                  m30 = _mm256_set1_epi8(0x30);
-    const __m256i a = _mm256_loadu_si256((const __m256i *)scales);
-    const __m256i bv = _mm256_loadu_si256((const __m256i *)(scales + 32));
-    const __m256i cv = _mm256_loadu_si256((const __m256i *)(scales + 64));
-    sc[0] = _mm256_and_si256(a, m6);
-    sc[1] =
-        _mm256_or_si256(_mm256_and_si256(cv, m4), _mm256_and_si256(_mm256_srli_epi16(a, 2), m30));
-    mn[0] = _mm256_and_si256(bv, m6);
-    mn[1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(cv, 4), m4),
-                            _mm256_and_si256(_mm256_srli_epi16(bv, 2), m30));
-}
+/* kx_unpack_tmpl.h's helpers over ymm lanes: kx_scales_mins8,
+ * kx_q3_units8, ... (the AVX2 row groups) */
+#define KL_FN(name)          name##8
+#define KL_V                 __m256i
+#define KL_BYTES             32
+#define KL_LOAD(p)           _mm256_loadu_si256((const __m256i *)(p))
+#define KL_AND(a, b)         _mm256_and_si256(a, b)
+#define KL_OR(a, b)          _mm256_or_si256(a, b)
+#define KL_SUB8(a, b)        _mm256_sub_epi8(a, b)
+#define KL_SUB32(a, b)       _mm256_sub_epi32(a, b)
+#define KL_SET1_8(c)         _mm256_set1_epi8((char)(c))
+#define KL_SET1_32(v)        _mm256_set1_epi32(v)
+#define KL_SRLI16(v, n)      _mm256_srli_epi16(v, n)
+#define KL_SLLI16(v, n)      _mm256_slli_epi16(v, n)
+#define KL_SRLI32(v, n)      _mm256_srli_epi32(v, n)
+#define KL_SLLI32(v, n)      _mm256_slli_epi32(v, n)
+#define KL_ORAND(a, b, m)    _mm256_or_si256(a, _mm256_and_si256(b, m))
+#define KL_SHUF(v, ctl)      _mm256_shuffle_epi8(v, ctl)
+#define KL_DPWSSD(acc, a, b) _mm256_add_epi32(acc, _mm256_madd_epi16(a, b))
+#include "arch/x86/avx2/kx_unpack_tmpl.h"
 
 /* Decode prefetch of one super-block of one stream (kx8_tmpl.h's
  * KX_ISUMS_PF): the lines at l2 (far: into L2 with prefetcht1, or with

@@ -1,5 +1,5 @@
 /* AVX-512 VNNI K-quant products (kquant.h: plain Q4_K / Q5_K / Q6_K rows
- * and the x8 / x16 row groups), a translation unit of its own: they are
+ * and the x16 row groups), a translation unit of its own: they are
  * the larger half of the backend's code, and apart from kernels.c the two
  * compile in parallel (the sanitizer builds took over ten minutes for the
  * one file). The SIMDe build leaves them out unless GL_SIMDE_KQUANTS
@@ -14,14 +14,16 @@
 
 #include "arch/x86/avx512/kquant.h"
 
-/* the slots of the VNNI path for decode tune t */
+/* The slots of the VNNI path for decode tune t. The K-quants take the
+ * 16-row layouts under every tune, +ymm included: the 8-row ymm VNNI
+ * kernels this file once had read 20-30 % fewer GB/s than these on Zen 5
+ * at 1 and 2 threads, cold and in cache (bench/RESULTS.md, 2026-12-02
+ * fourth sitting), so the Q4_Kx8 / Q6_Kx8 slots keep the AVX2 table's. */
 void GL_AVX512_KQUANT_INIT(gl_kernels *k, int t)
 {
     k->matmul[GGUF_T_Q4_K] = matmul_q4_K_vnni;
     k->matmul[GGUF_T_Q5_K] = matmul_q5_K_vnni;
     k->matmul[GGUF_T_Q6_K] = matmul_q6_K_vnni;
-    k->matmul_packed[GL_LAYOUT_Q4_KX8] = matmul_q4_K_x8_vnni_tuned[t];
-    k->matmul_packed[GL_LAYOUT_Q6_KX8] = matmul_q6_K_x8_vnni_tuned[t];
     k->matmul_packed[GL_LAYOUT_Q4_KX16] = matmul_q4_K_x16_vnni_tuned[t];
     gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_KX16);
     k->matmul_packed[GL_LAYOUT_Q6_KX16] = matmul_q6_K_x16_vnni_tuned[t];

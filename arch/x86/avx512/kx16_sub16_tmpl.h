@@ -1,0 +1,116 @@
+/* Template: the integer sums of the x16 layouts whose super-block is 16
+ * sub-blocks of 16 (Q2_K, Q3_K, Q6_K; src/quant.h), one zmm lane per row,
+ * in the two forms kx8_tmpl.h takes: KS_ISUMS (nc columns, the tile path)
+ * and KS_ISUMS1 (one column, decode, with the stream's prefetches).
+ * Included once per type, with:
+ *   KS_ISUMS, KS_ISUMS1  names of the two generated functions
+ *   KS_WBLK              the layout's block type
+ *   KS_KSTEP             16-byte units per KS_UNITS call: 1 or 2
+ *   KS_UNITS(blk, h, k, u)
+ *                        u[4 i + s], i < KS_KSTEP, s < 4: the unsigned
+ *                        quants of unit k + i (k < 8) of half h of sub-block
+ *                        8 h + 2 s + (k + i) / 4, one 4-byte group per lane
+ *   KS_START(xp, j)      sub-block j's chain start (the quants' offset
+ *                        times the activation's sum, exactly; or zero)
+ *   KS_PREP(blk, xp, sc, imin, nc)
+ *                        once per super-block: the scales' state in sc (a
+ *                        kx16_sc4), and with mins their sums into imin[c]
+ *   KS_SCALE(blk, sc, j) sub-block j's scales as int32 lanes
+ * Sub-block j's sum is one vpdpbusd chain from KS_START over its four
+ * units, times its scale with one vpmulld: exact (each type's bounds are
+ * at its hooks), the same integers as generic's. */
+
+/* Tile path: the chains of one half (four sub-blocks) for nc columns at a
+ * time, so a tile's accumulators stay in registers. */
+GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
+                               const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                               const int nc)
+{
+    kx16_sc4 sc;
+    KS_PREP(blk, xp, &sc, imin, nc);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++) {
+            __m512i acc[KX_C][4];
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++)
+#pragma GCC unroll 4
+                for (int s = 0; s < 4; s++)
+                    acc[c][s] = KS_START(xp[c], 8 * h + 2 * s + half);
+#pragma GCC unroll 4
+            for (int kk = 0; kk < 4; kk += KS_KSTEP) {
+                const int k = 4 * half + kk;
+                __m512i u[4 * KS_KSTEP];
+                KS_UNITS(blk, h, k, u);
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+#pragma GCC unroll 2
+                    for (int i = 0; i < KS_KSTEP; i++)
+#pragma GCC unroll 4
+                        for (int s = 0; s < 4; s++)
+                            acc[c][s] =
+                                _mm512_dpbusd_epi32(acc[c][s], u[4 * i + s],
+                                                    _mm512_set1_epi32(x8_load32(
+                                                        xq[c] + 128 * h + 32 * s + 4 * (k + i))));
+            }
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++) {
+                const __m512i scj = KS_SCALE(blk, &sc, 8 * h + 2 * s + half);
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c][s], scj));
+            }
+        }
+}
+
+/* Decode: both halves of each h at once, eight chains side by side so each
+ * vpdpbusd's latency hides behind seven independent ones, and the stream's
+ * prefetches in slices between the loads (kx8.h kx_pf_part). */
+GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
+                                __m512i *isum, __m512i *imin, const kx_pf *pf)
+{
+    kx16_sc4 sc;
+    KS_PREP(blk, &xp, &sc, imin, 1);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+        __m512i acc[2][4];
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++)
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++)
+                acc[half][s] = KS_START(xp, 8 * h + 2 * s + half);
+#pragma GCC unroll 4
+        for (int kk = 0; kk < 4; kk += KS_KSTEP)
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; half++) {
+                const int k = 4 * half + kk;
+                kx_pf_part(pf, (8 * h + 2 * kk) / KS_KSTEP + half, 16 / KS_KSTEP, sizeof *blk);
+                __m512i u[4 * KS_KSTEP];
+                KS_UNITS(blk, h, k, u);
+#pragma GCC unroll 2
+                for (int i = 0; i < KS_KSTEP; i++)
+#pragma GCC unroll 4
+                    for (int s = 0; s < 4; s++)
+                        acc[half][s] = _mm512_dpbusd_epi32(
+                            acc[half][s], u[4 * i + s],
+                            _mm512_set1_epi32(x8_load32(xq + 128 * h + 32 * s + 4 * (k + i))));
+            }
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++)
+#pragma GCC unroll 4
+            for (int s = 0; s < 4; s++)
+                *isum = _mm512_add_epi32(
+                    *isum,
+                    _mm512_mullo_epi32(acc[half][s], KS_SCALE(blk, &sc, 8 * h + 2 * s + half)));
+    }
+}
+
+#undef KS_ISUMS
+#undef KS_ISUMS1
+#undef KS_WBLK
+#undef KS_KSTEP
+#undef KS_UNITS
+#undef KS_START
+#undef KS_PREP
+#undef KS_SCALE

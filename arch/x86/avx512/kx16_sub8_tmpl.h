@@ -1,0 +1,82 @@
+/* Template: the integer sums of the x16 layouts of Q4_K and Q5_K
+ * (src/quant.h), whose super-block is 8 sub-blocks of 32 with 6-bit scales
+ * and mins, one zmm lane per row, in the two forms kx8_tmpl.h takes:
+ * KP_ISUMS (nc columns, the tile path) and KP_ISUMS1 (one column, decode,
+ * with the stream's prefetches). Included once per type, with:
+ *   KP_ISUMS, KP_ISUMS1  names of the two generated functions
+ *   KP_WBLK              the layout's block type
+ *   KP_UNITS(blk, i, k, lo, hi)
+ *                        the unsigned quants of unit k (k < 8) of sub-blocks
+ *                        2 i (lo) and 2 i + 1 (hi), one 4-byte group per lane
+ *   KP_HI(ah)            a hi chain's sum as the quants' (Q4_K keeps its high
+ *                        nibbles in place, 16 u, and shifts the sum back)
+ * Each sub-block's sum is one vpdpbusd chain over its eight units, times
+ * its scale with one vpmulld; the mins go to imin (kx_scales_mins16). All
+ * exact, the same integers as generic's. */
+
+/* Tile path: one pair of sub-blocks for nc columns at a time. */
+GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
+                               const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                               const int nc)
+{
+    __m512i sc[2];
+    kx_scales_mins16(blk->scales, xp, sc, imin, nc);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        __m512i al[KX_C], ah[KX_C];
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            al[c] = ah[c] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            __m512i lo, hi;
+            KP_UNITS(blk, i, k, lo, hi);
+#pragma GCC unroll 8
+            for (int c = 0; c < nc; c++) {
+                al[c] = _mm512_dpbusd_epi32(al[c], lo,
+                                            _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k)));
+                ah[c] = _mm512_dpbusd_epi32(
+                    ah[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k)));
+            }
+        }
+#pragma GCC unroll 8
+        for (int c = 0; c < nc; c++)
+            isum[c] = _mm512_add_epi32(isum[c], kx16_scaled_pair(sc, i, al[c], KP_HI(ah[c])));
+    }
+}
+
+/* Decode: the eight sub-block chains side by side, so each vpdpbusd's
+ * latency hides behind seven independent ones, and the stream's prefetches
+ * in eight slices between the loads (kx8.h kx_pf_part). */
+GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
+                                __m512i *isum, __m512i *imin, const kx_pf *pf)
+{
+    __m512i sc[2];
+    kx_scales_mins16(blk->scales, &xp, sc, imin, 1);
+    __m512i al[4], ah[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        al[i] = ah[i] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        kx_pf_part(pf, k, 8, sizeof *blk);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            __m512i lo, hi;
+            KP_UNITS(blk, i, k, lo, hi);
+            al[i] =
+                _mm512_dpbusd_epi32(al[i], lo, _mm512_set1_epi32(x8_load32(xq + 64 * i + 4 * k)));
+            ah[i] = _mm512_dpbusd_epi32(ah[i], hi,
+                                        _mm512_set1_epi32(x8_load32(xq + 64 * i + 32 + 4 * k)));
+        }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        *isum = _mm512_add_epi32(*isum, kx16_scaled_pair(sc, i, al[i], KP_HI(ah[i])));
+}
+
+#undef KP_ISUMS
+#undef KP_ISUMS1
+#undef KP_WBLK
+#undef KP_UNITS
+#undef KP_HI
