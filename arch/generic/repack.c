@@ -132,110 +132,53 @@ DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X
     for (int j = 0; j < (bytes); j++)                                                              \
     (ob)->f[j] = (in)->f[xn_index(rows, k, j)]
 
-/* row r of a Q4_K group block *o from plain super-block *sb (NULL: padding),
+/* What each of these layouts keeps per row: half-float scalars side by
+ * side, as X(field), and byte arrays interleaved, as X(field, bytes, rows) */
+#define D_DMIN(X)                X(d) X(dmin)
+#define D_SCALES_H(X)            X(d) X(scales_h)
+#define D_ONLY(X)                X(d)
+#define Q4K_ARRAYS(X, R)         X(scales, K_SCALE_SIZE, R) X(qs, QK_K / 2, R)
+#define Q5K_ARRAYS(X, R)         X(scales, K_SCALE_SIZE, R) X(qh, QK_K / 8, R) X(qs, QK_K / 2, R)
+#define Q6K_ARRAYS(X, R)         X(scales, QK_K / 16, R) X(ql, QK_K / 2, R) X(qh, QK_K / 4, R)
+#define Q2K_ARRAYS(X, R)         X(scales, QK_K / 16, R) X(qs, QK_K / 4, R)
+#define IQ4XS_ARRAYS(X, R)       X(scales_l, QK_K / 64, R) X(qs, QK_K / 2, R)
+#define KX_SZERO_(f)             o->f[r] = 0;
+#define KX_SCOPY_(f)             o->f[r] = sb->f;
+#define KX_SBACK_(f)             ob->f = in->f[k];
+#define KX_ZERO_(f, bytes, rows) KX_ZERO(o, f, bytes, r, rows);
+#define KX_COPY_(f, bytes, rows) KX_COPY(o, sb, f, bytes, r, rows);
+#define KX_BACK_(f, bytes, rows) KX_BACK(ob, in, f, bytes, k, rows);
+
+/* row r of a group block *o from plain super-block *sb (NULL: padding),
  * and back */
-#define DEF_Q4K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
-    static void PUT(XBLK *o, const block_q4_K *sb, int r)                                          \
+#define DEF_KX_PUTGET(PUT, GET, BLK, XBLK, ROWS, SCALARS, ARRAYS)                                  \
+    static void PUT(XBLK *o, const BLK *sb, int r)                                                 \
     {                                                                                              \
         if (!sb) {                                                                                 \
-            o->d[r] = o->dmin[r] = 0;                                                              \
-            KX_ZERO(o, scales, K_SCALE_SIZE, r, ROWS);                                             \
-            KX_ZERO(o, qs, QK_K / 2, r, ROWS);                                                     \
+            SCALARS(KX_SZERO_)                                                                     \
+            ARRAYS(KX_ZERO_, ROWS)                                                                 \
             return;                                                                                \
         }                                                                                          \
-        o->d[r] = sb->d;                                                                           \
-        o->dmin[r] = sb->dmin;                                                                     \
-        KX_COPY(o, sb, scales, K_SCALE_SIZE, r, ROWS);                                             \
-        KX_COPY(o, sb, qs, QK_K / 2, r, ROWS);                                                     \
+        SCALARS(KX_SCOPY_)                                                                         \
+        ARRAYS(KX_COPY_, ROWS)                                                                     \
     }                                                                                              \
-    static void GET(block_q4_K *ob, const XBLK *in, int k)                                         \
+    static void GET(BLK *ob, const XBLK *in, int k)                                                \
     {                                                                                              \
-        ob->d = in->d[k];                                                                          \
-        ob->dmin = in->dmin[k];                                                                    \
-        KX_BACK(ob, in, scales, K_SCALE_SIZE, k, ROWS);                                            \
-        KX_BACK(ob, in, qs, QK_K / 2, k, ROWS);                                                    \
+        SCALARS(KX_SBACK_)                                                                         \
+        ARRAYS(KX_BACK_, ROWS)                                                                     \
     }
 
-DEF_Q4K_PUTGET(q4_Kx8_put, q4_Kx8_get, block_q4_Kx8, GL_X8_ROWS)
-DEF_Q4K_PUTGET(q4_Kx16_put, q4_Kx16_get, block_q4_Kx16, GL_X16_ROWS)
-
-#define DEF_Q5K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
-    static void PUT(XBLK *o, const block_q5_K *sb, int r)                                          \
-    {                                                                                              \
-        if (!sb) {                                                                                 \
-            o->d[r] = o->dmin[r] = 0;                                                              \
-            KX_ZERO(o, scales, K_SCALE_SIZE, r, ROWS);                                             \
-            KX_ZERO(o, qh, QK_K / 8, r, ROWS);                                                     \
-            KX_ZERO(o, qs, QK_K / 2, r, ROWS);                                                     \
-            return;                                                                                \
-        }                                                                                          \
-        o->d[r] = sb->d;                                                                           \
-        o->dmin[r] = sb->dmin;                                                                     \
-        KX_COPY(o, sb, scales, K_SCALE_SIZE, r, ROWS);                                             \
-        KX_COPY(o, sb, qh, QK_K / 8, r, ROWS);                                                     \
-        KX_COPY(o, sb, qs, QK_K / 2, r, ROWS);                                                     \
-    }                                                                                              \
-    static void GET(block_q5_K *ob, const XBLK *in, int k)                                         \
-    {                                                                                              \
-        ob->d = in->d[k];                                                                          \
-        ob->dmin = in->dmin[k];                                                                    \
-        KX_BACK(ob, in, scales, K_SCALE_SIZE, k, ROWS);                                            \
-        KX_BACK(ob, in, qh, QK_K / 8, k, ROWS);                                                    \
-        KX_BACK(ob, in, qs, QK_K / 2, k, ROWS);                                                    \
-    }
-
-DEF_Q5K_PUTGET(q5_Kx8_put, q5_Kx8_get, block_q5_Kx8, GL_X8_ROWS)
-DEF_Q5K_PUTGET(q5_Kx16_put, q5_Kx16_get, block_q5_Kx16, GL_X16_ROWS)
-
-#define DEF_Q2K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
-    static void PUT(XBLK *o, const block_q2_K *sb, int r)                                          \
-    {                                                                                              \
-        if (!sb) {                                                                                 \
-            o->d[r] = o->dmin[r] = 0;                                                              \
-            KX_ZERO(o, scales, QK_K / 16, r, ROWS);                                                \
-            KX_ZERO(o, qs, QK_K / 4, r, ROWS);                                                     \
-            return;                                                                                \
-        }                                                                                          \
-        o->d[r] = sb->d;                                                                           \
-        o->dmin[r] = sb->dmin;                                                                     \
-        KX_COPY(o, sb, scales, QK_K / 16, r, ROWS);                                                \
-        KX_COPY(o, sb, qs, QK_K / 4, r, ROWS);                                                     \
-    }                                                                                              \
-    static void GET(block_q2_K *ob, const XBLK *in, int k)                                         \
-    {                                                                                              \
-        ob->d = in->d[k];                                                                          \
-        ob->dmin = in->dmin[k];                                                                    \
-        KX_BACK(ob, in, scales, QK_K / 16, k, ROWS);                                               \
-        KX_BACK(ob, in, qs, QK_K / 4, k, ROWS);                                                    \
-    }
-
-DEF_Q2K_PUTGET(q2_Kx8_put, q2_Kx8_get, block_q2_Kx8, GL_X8_ROWS)
-DEF_Q2K_PUTGET(q2_Kx16_put, q2_Kx16_get, block_q2_Kx16, GL_X16_ROWS)
-
-#define DEF_IQ4XS_PUTGET(PUT, GET, XBLK, ROWS)                                                     \
-    static void PUT(XBLK *o, const block_iq4_xs *sb, int r)                                        \
-    {                                                                                              \
-        if (!sb) {                                                                                 \
-            o->d[r] = o->scales_h[r] = 0;                                                          \
-            KX_ZERO(o, scales_l, QK_K / 64, r, ROWS);                                              \
-            KX_ZERO(o, qs, QK_K / 2, r, ROWS);                                                     \
-            return;                                                                                \
-        }                                                                                          \
-        o->d[r] = sb->d;                                                                           \
-        o->scales_h[r] = sb->scales_h;                                                             \
-        KX_COPY(o, sb, scales_l, QK_K / 64, r, ROWS);                                              \
-        KX_COPY(o, sb, qs, QK_K / 2, r, ROWS);                                                     \
-    }                                                                                              \
-    static void GET(block_iq4_xs *ob, const XBLK *in, int k)                                       \
-    {                                                                                              \
-        ob->d = in->d[k];                                                                          \
-        ob->scales_h = in->scales_h[k];                                                            \
-        KX_BACK(ob, in, scales_l, QK_K / 64, k, ROWS);                                             \
-        KX_BACK(ob, in, qs, QK_K / 2, k, ROWS);                                                    \
-    }
-
-DEF_IQ4XS_PUTGET(iq4_xsx8_put, iq4_xsx8_get, block_iq4_xsx8, GL_X8_ROWS)
-DEF_IQ4XS_PUTGET(iq4_xsx16_put, iq4_xsx16_get, block_iq4_xsx16, GL_X16_ROWS)
+/* clang-format off */
+DEF_KX_PUTGET(q4_Kx8_put, q4_Kx8_get, block_q4_K, block_q4_Kx8, GL_X8_ROWS, D_DMIN, Q4K_ARRAYS)
+DEF_KX_PUTGET(q4_Kx16_put, q4_Kx16_get, block_q4_K, block_q4_Kx16, GL_X16_ROWS, D_DMIN, Q4K_ARRAYS)
+DEF_KX_PUTGET(q5_Kx8_put, q5_Kx8_get, block_q5_K, block_q5_Kx8, GL_X8_ROWS, D_DMIN, Q5K_ARRAYS)
+DEF_KX_PUTGET(q5_Kx16_put, q5_Kx16_get, block_q5_K, block_q5_Kx16, GL_X16_ROWS, D_DMIN, Q5K_ARRAYS)
+DEF_KX_PUTGET(q6_Kx8_put, q6_Kx8_get, block_q6_K, block_q6_Kx8, GL_X8_ROWS, D_ONLY, Q6K_ARRAYS)
+DEF_KX_PUTGET(q2_Kx8_put, q2_Kx8_get, block_q2_K, block_q2_Kx8, GL_X8_ROWS, D_DMIN, Q2K_ARRAYS)
+DEF_KX_PUTGET(q2_Kx16_put, q2_Kx16_get, block_q2_K, block_q2_Kx16, GL_X16_ROWS, D_DMIN, Q2K_ARRAYS)
+DEF_KX_PUTGET(iq4_xsx8_put, iq4_xsx8_get, block_iq4_xs, block_iq4_xsx8, GL_X8_ROWS, D_SCALES_H, IQ4XS_ARRAYS)
+DEF_KX_PUTGET(iq4_xsx16_put, iq4_xsx16_get, block_iq4_xs, block_iq4_xsx16, GL_X16_ROWS, D_SCALES_H, IQ4XS_ARRAYS)
+/* clang-format on */
 
 /* Q3_Kx8 / Q3_Kx16 (src/quant.h), U = 4 rows bytes per unit: element e's
  * group, byte and value index t */
@@ -330,31 +273,6 @@ static void q3_Kxn_get(block_q3_K *ob, const uint8_t *scales, const uint8_t *q, 
 
 DEF_Q3K_PUTGET(q3_Kx8_put, q3_Kx8_get, block_q3_Kx8, GL_X8_ROWS)
 DEF_Q3K_PUTGET(q3_Kx16_put, q3_Kx16_get, block_q3_Kx16, GL_X16_ROWS)
-
-#define DEF_Q6K_PUTGET(PUT, GET, XBLK, ROWS)                                                       \
-    static void PUT(XBLK *o, const block_q6_K *sb, int r)                                          \
-    {                                                                                              \
-        if (!sb) {                                                                                 \
-            o->d[r] = 0;                                                                           \
-            KX_ZERO(o, scales, QK_K / 16, r, ROWS);                                                \
-            KX_ZERO(o, ql, QK_K / 2, r, ROWS);                                                     \
-            KX_ZERO(o, qh, QK_K / 4, r, ROWS);                                                     \
-            return;                                                                                \
-        }                                                                                          \
-        o->d[r] = sb->d;                                                                           \
-        KX_COPY(o, sb, scales, QK_K / 16, r, ROWS);                                                \
-        KX_COPY(o, sb, ql, QK_K / 2, r, ROWS);                                                     \
-        KX_COPY(o, sb, qh, QK_K / 4, r, ROWS);                                                     \
-    }                                                                                              \
-    static void GET(block_q6_K *ob, const XBLK *in, int k)                                         \
-    {                                                                                              \
-        ob->d = in->d[k];                                                                          \
-        KX_BACK(ob, in, scales, QK_K / 16, k, ROWS);                                               \
-        KX_BACK(ob, in, ql, QK_K / 2, k, ROWS);                                                    \
-        KX_BACK(ob, in, qh, QK_K / 4, k, ROWS);                                                    \
-    }
-
-DEF_Q6K_PUTGET(q6_Kx8_put, q6_Kx8_get, block_q6_Kx8, GL_X8_ROWS)
 
 /* element e of a plain Q6_K super-block set from u = q + 32 in [0, 63] */
 static void q6_K_put_u(block_q6_K *b, int e, int u)
