@@ -28,9 +28,8 @@
  * weight super-block is unpacked once per tile and reused for up to
  * KQ_MC16 / KQ_MC32 activation columns. */
 
-#ifndef KQ_MAXC
-#define KQ_MAXC 4
-#endif
+#include "arch/row_tiles.h"
+#define KQ_MAXC GL_TILE_MAXC
 /* Columns per tile of the 16- and 32-element sub-block types (<= KQ_MAXC):
  * more columns share a row's unpack, fewer keep the tile's state in
  * registers (the 16-sub-block types hold 4 scale vectors; the plain-NEON
@@ -192,41 +191,13 @@ GL_ALWAYS_INLINE void kq_rowdot16(const kq_w *u, const block_q8_K *x, const int 
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)                                       \
-        {                                                                                          \
-            if (m == 4) {                                                                          \
-                vst1q_f32(ys[c], acc[c]);                                                          \
-            } else {                                                                               \
-                float t[4];                                                                        \
-                vst1q_f32(t, acc[c]);                                                              \
-                memcpy(ys[c], t, (size_t)m * sizeof(float));                                       \
-            }                                                                                      \
-        }                                                                                          \
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) n4_store_rows(ys[c], acc[c], m);      \
     }                                                                                              \
                                                                                                    \
     GL_DECL_MATMUL_FN(KQ_FN(T, KQ_SUFFIX))                                                         \
     {                                                                                              \
         const int nsb = n / QK_K;                                                                  \
-        for (int r = r0; r < r1; r += 4) {                                                         \
-            const int m = r1 - r < 4 ? r1 - r : 4;                                                 \
-            const char *wt = (const char *)w + (size_t)r * w_row_bytes;                            \
-            for (int c0 = 0; c0 < nb; c0 += MC) {                                                  \
-                const int nc = nb - c0 < MC ? nb - c0 : MC;                                        \
-                const block_q8_K *xs[KQ_MAXC];                                                     \
-                float *ys[KQ_MAXC];                                                                \
-                _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)                               \
-                {                                                                                  \
-                    xs[c] = (const block_q8_K *)((const char *)x + (size_t)(c0 + c) * x_stride);   \
-                    ys[c] = y + (size_t)(c0 + c) * y_stride + r;                                   \
-                }                                                                                  \
-                switch (nc) {                                                                      \
-                case 1: KQ_CAT2(T, _tile)(wt, w_row_bytes, xs, ys, nsb, m, 1); break;              \
-                case 2: KQ_CAT2(T, _tile)(wt, w_row_bytes, xs, ys, nsb, m, 2); break;              \
-                case 3: KQ_CAT2(T, _tile)(wt, w_row_bytes, xs, ys, nsb, m, 3); break;              \
-                default: KQ_CAT2(T, _tile)(wt, w_row_bytes, xs, ys, nsb, m, KQ_MAXC); break;       \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
+        GL_ROW_TILES(KQ_CAT2(T, _tile), block_q8_K, 4, MC, nsb)                                    \
     }
 
 KQ_DEF(q2_K, block_q2_K, kq_unpack_q2_K, 16, 1, 1, d, dmin, KQ_MC16)

@@ -156,15 +156,8 @@ GL_ALWAYS_INLINE int32x4_t km_imin(const kq_w *u, const block_q8_K *x, const int
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        for (int c = 0; c < 2 * ncp; c++) {                                                        \
-            if (m == 4) {                                                                          \
-                vst1q_f32(ys[c], acc[c]);                                                          \
-            } else {                                                                               \
-                float tmp[4];                                                                      \
-                vst1q_f32(tmp, acc[c]);                                                            \
-                memcpy(ys[c], tmp, (size_t)m * sizeof(float));                                     \
-            }                                                                                      \
-        }                                                                                          \
+        for (int c = 0; c < 2 * ncp; c++)                                                          \
+            n4_store_rows(ys[c], acc[c], m);                                                       \
     }                                                                                              \
                                                                                                    \
     GL_DECL_MATMUL_FN(gl_matmul_##T##_neon_i8mm)                                                   \

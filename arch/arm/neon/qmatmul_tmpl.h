@@ -26,9 +26,8 @@
  * column lands in. Weight blocks are unpacked once per tile of 4 rows and
  * reused for up to QT_MAXC activation columns. */
 
-#ifndef QT_MAXC
-#define QT_MAXC 4
-#endif
+#include "arch/row_tiles.h"
+#define QT_MAXC GL_TILE_MAXC
 #ifndef QT_XBLK
 #define QT_XBLK block_q8_0
 #endif
@@ -73,39 +72,14 @@ GL_ALWAYS_INLINE void QT_TILE(const char *w, size_t wrb, const QT_XBLK *const *x
 #endif
         }
     }
-    for (int c = 0; c < nc; c++) {
-        if (m == 4) {
-            vst1q_f32(ys[c], acc[c]);
-        } else {
-            float t[4];
-            vst1q_f32(t, acc[c]);
-            memcpy(ys[c], t, (size_t)m * sizeof(float));
-        }
-    }
+    for (int c = 0; c < nc; c++)
+        n4_store_rows(ys[c], acc[c], m);
 }
 
 GL_DECL_MATMUL_FN(QT_NAME)
 {
     const int nblk = n / QK8_0;
-    for (int r = r0; r < r1; r += 4) {
-        const int m = r1 - r < 4 ? r1 - r : 4;
-        const char *wt = (const char *)w + (size_t)r * w_row_bytes;
-        for (int c0 = 0; c0 < nb; c0 += QT_MAXC) {
-            const int nc = nb - c0 < QT_MAXC ? nb - c0 : QT_MAXC;
-            const QT_XBLK *xs[QT_MAXC];
-            float *ys[QT_MAXC];
-            for (int c = 0; c < nc; c++) {
-                xs[c] = (const QT_XBLK *)((const char *)x + (size_t)(c0 + c) * x_stride);
-                ys[c] = y + (size_t)(c0 + c) * y_stride + r;
-            }
-            switch (nc) {
-            case 1: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 1); break;
-            case 2: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 2); break;
-            case 3: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 3); break;
-            default: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, QT_MAXC); break;
-            }
-        }
-    }
+    GL_ROW_TILES(QT_TILE, QT_XBLK, 4, QT_MAXC, nblk)
 }
 
 #undef QT_TILE

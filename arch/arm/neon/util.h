@@ -16,6 +16,18 @@
 /* Horizontal sum of 8 float lanes held as (a, b), in one fixed order:
  * a + b, then pairwise (0+1, 2+3), then (01 + 23). Every float kernel that
  * reduces lanes uses this one function, so every path rounds the same way. */
+/* a 4-row tile's lanes to y: all 4, or the first m at a range's end */
+GL_ALWAYS_INLINE void n4_store_rows(float *y, float32x4_t v, int m)
+{
+    if (m == 4) {
+        vst1q_f32(y, v);
+    } else {
+        float t[4];
+        vst1q_f32(t, v);
+        memcpy(y, t, (size_t)m * sizeof(float));
+    }
+}
+
 GL_ALWAYS_INLINE float gl_hsum8_f32(float32x4_t a, float32x4_t b)
 {
     float32x4_t s = vaddq_f32(a, b);

@@ -23,9 +23,8 @@
  * bit-identical to generic for every r0 / r1 and nb. A row's super-block
  * is unpacked once and used for up to KT_MAXC activation columns. */
 
-#ifndef KT_MAXC
-#define KT_MAXC 4
-#endif
+#include "arch/row_tiles.h"
+#define KT_MAXC GL_TILE_MAXC
 #ifndef KT_HAS_MIN
 #define KT_HAS_MIN 0
 #endif
@@ -99,39 +98,14 @@ GL_ALWAYS_INLINE void KT_TILE(const char *w, size_t wrb, const block_q8_K *const
 #endif
         }
     }
-    for (int c = 0; c < nc; c++) {
-        if (m == 8) {
-            _mm256_storeu_ps(ys[c], acc[c]);
-        } else {
-            float t[8];
-            _mm256_storeu_ps(t, acc[c]);
-            memcpy(ys[c], t, (size_t)m * sizeof(float));
-        }
-    }
+    for (int c = 0; c < nc; c++)
+        x8_store_rows(ys[c], acc[c], m);
 }
 
 GL_DECL_MATMUL_FN(KT_NAME)
 {
     const int nsb = n / QK_K;
-    for (int r = r0; r < r1; r += 8) {
-        const int m = r1 - r < 8 ? r1 - r : 8;
-        const char *wt = (const char *)w + (size_t)r * w_row_bytes;
-        for (int c0 = 0; c0 < nb; c0 += KT_MAXC) {
-            const int nc = nb - c0 < KT_MAXC ? nb - c0 : KT_MAXC;
-            const block_q8_K *xs[KT_MAXC];
-            float *ys[KT_MAXC];
-            for (int c = 0; c < nc; c++) {
-                xs[c] = (const block_q8_K *)((const char *)x + (size_t)(c0 + c) * x_stride);
-                ys[c] = y + (size_t)(c0 + c) * y_stride + r;
-            }
-            switch (nc) {
-            case 1: KT_TILE(wt, w_row_bytes, xs, ys, nsb, m, 1); break;
-            case 2: KT_TILE(wt, w_row_bytes, xs, ys, nsb, m, 2); break;
-            case 3: KT_TILE(wt, w_row_bytes, xs, ys, nsb, m, 3); break;
-            default: KT_TILE(wt, w_row_bytes, xs, ys, nsb, m, KT_MAXC); break;
-            }
-        }
-    }
+    GL_ROW_TILES(KT_TILE, block_q8_K, 8, KT_MAXC, nsb)
 }
 
 #undef KT_TILE

@@ -24,9 +24,8 @@
  * tile a row or column lands in. Weight blocks are unpacked once per tile
  * of 8 rows and reused for up to QT_MAXC activation columns. */
 
-#ifndef QT_MAXC
-#define QT_MAXC 4
-#endif
+#include "arch/row_tiles.h"
+#define QT_MAXC GL_TILE_MAXC
 
 #define QT_CAT2(a, b) a##b
 #define QT_CAT(a, b)  QT_CAT2(a, b)
@@ -81,39 +80,14 @@ GL_ALWAYS_INLINE void QT_TILE(const char *w, size_t wrb, const block_q8_0 *const
             acc[c] = _mm256_add_ps(acc[c], _mm256_mul_ps(_mm256_cvtepi32_ps(s), sc));
         }
     }
-    for (int c = 0; c < nc; c++) {
-        if (m == 8) {
-            _mm256_storeu_ps(ys[c], acc[c]);
-        } else {
-            float t[8];
-            _mm256_storeu_ps(t, acc[c]);
-            memcpy(ys[c], t, (size_t)m * sizeof(float));
-        }
-    }
+    for (int c = 0; c < nc; c++)
+        x8_store_rows(ys[c], acc[c], m);
 }
 
 GL_DECL_MATMUL_FN(QT_NAME)
 {
     const int nblk = n / QK8_0;
-    for (int r = r0; r < r1; r += 8) {
-        const int m = r1 - r < 8 ? r1 - r : 8;
-        const char *wt = (const char *)w + (size_t)r * w_row_bytes;
-        for (int c0 = 0; c0 < nb; c0 += QT_MAXC) {
-            const int nc = nb - c0 < QT_MAXC ? nb - c0 : QT_MAXC;
-            const block_q8_0 *xs[QT_MAXC];
-            float *ys[QT_MAXC];
-            for (int c = 0; c < nc; c++) {
-                xs[c] = (const block_q8_0 *)((const char *)x + (size_t)(c0 + c) * x_stride);
-                ys[c] = y + (size_t)(c0 + c) * y_stride + r;
-            }
-            switch (nc) {
-            case 1: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 1); break;
-            case 2: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 2); break;
-            case 3: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 3); break;
-            default: QT_TILE(wt, w_row_bytes, xs, ys, nblk, m, QT_MAXC); break;
-            }
-        }
-    }
+    GL_ROW_TILES(QT_TILE, block_q8_0, 8, QT_MAXC, nblk)
 }
 
 #undef QT_TILE

@@ -36,9 +36,8 @@
 #define RT_Q8_K 2
 #endif
 
-#ifndef RT_MAXC
-#define RT_MAXC 4
-#endif
+#include "arch/row_tiles.h"
+#define RT_MAXC GL_TILE_MAXC
 
 #define RT_CAT2(a, b) a##b
 #define RT_CAT(a, b)  RT_CAT2(a, b)
@@ -144,39 +143,14 @@ GL_ALWAYS_INLINE void RT_TILE(const char *w, size_t wrb, const RT_XBLK *const *x
 #endif
         }
     }
-    for (int c = 0; c < nc; c++) {
-        if (m == 8) {
-            _mm256_storeu_ps(ys[c], acc[c]);
-        } else {
-            float t[8];
-            _mm256_storeu_ps(t, acc[c]);
-            memcpy(ys[c], t, (size_t)m * sizeof(float));
-        }
-    }
+    for (int c = 0; c < nc; c++)
+        x8_store_rows(ys[c], acc[c], m);
 }
 
 GL_DECL_MATMUL_FN(RT_NAME)
 {
     const int nblk = n / RT_QK;
-    for (int r = r0; r < r1; r += 8) {
-        const int m = r1 - r < 8 ? r1 - r : 8;
-        const char *wt = (const char *)w + (size_t)r * w_row_bytes;
-        for (int c0 = 0; c0 < nb; c0 += RT_MAXC) {
-            const int nc = nb - c0 < RT_MAXC ? nb - c0 : RT_MAXC;
-            const RT_XBLK *xs[RT_MAXC];
-            float *ys[RT_MAXC];
-            for (int c = 0; c < nc; c++) {
-                xs[c] = (const RT_XBLK *)((const char *)x + (size_t)(c0 + c) * x_stride);
-                ys[c] = y + (size_t)(c0 + c) * y_stride + r;
-            }
-            switch (nc) {
-            case 1: RT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 1); break;
-            case 2: RT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 2); break;
-            case 3: RT_TILE(wt, w_row_bytes, xs, ys, nblk, m, 3); break;
-            default: RT_TILE(wt, w_row_bytes, xs, ys, nblk, m, RT_MAXC); break;
-            }
-        }
-    }
+    GL_ROW_TILES(RT_TILE, RT_XBLK, 8, RT_MAXC, nblk)
 }
 
 #undef RT_TILE

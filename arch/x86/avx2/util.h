@@ -79,6 +79,18 @@ GL_ALWAYS_INLINE __m256i gl_tail_mask8(int m)
 }
 
 /* 4 bytes at any alignment, for broadcasting (x8 layouts). */
+/* an 8-row tile's lanes to y: all 8, or the first m at a range's end */
+GL_ALWAYS_INLINE void x8_store_rows(float *y, __m256 v, int m)
+{
+    if (m == 8) {
+        _mm256_storeu_ps(y, v);
+    } else {
+        float t[8];
+        _mm256_storeu_ps(t, v);
+        memcpy(y, t, (size_t)m * sizeof(float));
+    }
+}
+
 GL_ALWAYS_INLINE int32_t x8_load32(const void *p)
 {
     int32_t v;
