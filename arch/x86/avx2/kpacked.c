@@ -84,16 +84,12 @@ GL_ALWAYS_INLINE __m256i kx_q6_scale(const __m256i *s4, int a, int b)
     return _mm256_srai_epi16(_mm256_shuffle_epi8(s4[a / 4], kx_pair16_hi(a % 4, b % 4)), 8);
 }
 
-GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *const *xq,
-                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
-                                        const int nc, const kx_pf *pf)
+/* sum_j sc_j bsums_j per lane (the quants' offset, Q6_K's 32 and Q3_K's
+ * 4, times it), for the signed byte scales s4 (byte b of s4[t]: scale
+ * 4 t + b, kx_q6_scale) and each column's bsum pairs */
+GL_ALWAYS_INLINE void kx_scaled_bsums(const __m256i *s4, const kx_xprep *const *xp, __m256i *corr,
+                                      const int nc)
 {
-    (void)imin;
-    __m256i s4[4];
-#pragma GCC unroll 4
-    for (int u = 0; u < 4; u++)
-        s4[u] = _mm256_loadu_si256((const __m256i *)(blk->scales + 32 * u));
-    __m256i corr[KX_C];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++)
         corr[c] = _mm256_setzero_si256();
@@ -105,6 +101,19 @@ GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *c
             corr[c] =
                 _mm256_add_epi32(corr[c], _mm256_madd_epi16(sp, _mm256_set1_epi32(xp[c]->b6[p])));
     }
+}
+
+GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *const *xq,
+                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
+                                        const int nc, const kx_pf *pf)
+{
+    (void)imin;
+    __m256i s4[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; u++)
+        s4[u] = _mm256_loadu_si256((const __m256i *)(blk->scales + 32 * u));
+    __m256i corr[KX_C];
+    kx_scaled_bsums(s4, xp, corr, nc);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++)
 #pragma GCC unroll 4
@@ -155,17 +164,7 @@ GL_ALWAYS_INLINE void kx_isums_q3K_avx2(const block_q3_Kx8 *blk, const int8_t *c
     __m256i sc[4];
     kx_q3_scales8(blk->scales, sc);
     __m256i corr[KX_C];
-#pragma GCC unroll 8
-    for (int c = 0; c < nc; c++)
-        corr[c] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; p++) {
-        const __m256i sp = kx_q6_scale(sc, 2 * p, 2 * p + 1);
-#pragma GCC unroll 8
-        for (int c = 0; c < nc; c++)
-            corr[c] =
-                _mm256_add_epi32(corr[c], _mm256_madd_epi16(sp, _mm256_set1_epi32(xp[c]->b6[p])));
-    }
+    kx_scaled_bsums(sc, xp, corr, nc);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++)
 #pragma GCC unroll 2
