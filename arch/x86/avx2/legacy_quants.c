@@ -15,76 +15,11 @@ GL_ALWAYS_INLINE __m256i lq_dot_u(__m256i u, const int8_t *xq)
                              _mm256_set1_epi16(1));
 }
 
-/* ---- Q4_1 x Q8_1: isum = sum(u x), u = nibble ------------------------ */
-GL_ALWAYS_INLINE void q4_1_row(const block_q4_1 *wb, const block_q8_1 *const *xb, __m256i *p,
-                               __m256i *pm, const int nc)
-{
-    (void)pm;
-    const __m256i u = lq_nibbles(wb->qs);
-    for (int c = 0; c < nc; c++)
-        p[c] = lq_dot_u(u, xb[c]->qs);
-}
-
-#define RT_NAME gl_matmul_q4_1_avx2
-#define RT_WBLK block_q4_1
-#define RT_QK   QK4_0
-#define RT_XBLK block_q8_1
-#define RT_ACT  RT_Q8_1
-#define RT_DOFF 0
-#define RT_DHI  0
-#define RT_MIN  1
-#define RT_ROW  q4_1_row
-#include "arch/x86/avx2/rowtile_tmpl.h"
-
-/* ---- Q5_1 x Q8_1: u = nibble | bit << 4 ------------------------------- */
-GL_ALWAYS_INLINE void q5_1_row(const block_q5_1 *wb, const block_q8_1 *const *xb, __m256i *p,
-                               __m256i *pm, const int nc)
-{
-    (void)pm;
-    const __m256i u = _mm256_or_si256(lq_nibbles(wb->qs), lq_high_bits(wb->qh));
-    for (int c = 0; c < nc; c++)
-        p[c] = lq_dot_u(u, xb[c]->qs);
-}
-
-#define RT_NAME gl_matmul_q5_1_avx2
-#define RT_WBLK block_q5_1
-#define RT_QK   QK4_0
-#define RT_XBLK block_q8_1
-#define RT_ACT  RT_Q8_1
-#define RT_DOFF 0
-#define RT_DHI  0
-#define RT_MIN  1
-#define RT_ROW  q5_1_row
-#include "arch/x86/avx2/rowtile_tmpl.h"
-
-/* ---- Q5_0 x Q8_0: w = u - 16, isum = sum(u x) - 16 sum(x) ------------- */
-GL_ALWAYS_INLINE void q5_0_row(const block_q5_0 *wb, const block_q8_0 *const *xb, __m256i *p,
-                               __m256i *pm, const int nc)
-{
-    (void)pm;
-    const __m256i u = _mm256_or_si256(lq_nibbles(wb->qs), lq_high_bits(wb->qh));
-    for (int c = 0; c < nc; c++)
-        p[c] = lq_dot_u(u, xb[c]->qs);
-}
-
-/* 16 sum(x) in every lane */
-GL_ALWAYS_INLINE __m256i q5_0_xcorr(const block_q8_0 *xb)
-{
-    const __m256i s = lq_dot_u(_mm256_set1_epi8(1), xb->qs);
-    return _mm256_slli_epi32(gl_bcast_sum_epi32(s), 4);
-}
-
-#define RT_NAME  gl_matmul_q5_0_avx2
-#define RT_WBLK  block_q5_0
-#define RT_QK    QK4_0
-#define RT_XBLK  block_q8_0
-#define RT_ACT   RT_Q8_0
-#define RT_DOFF  0
-#define RT_DHI   0
-#define RT_MIN   0
-#define RT_ROW   q5_0_row
-#define RT_XCORR q5_0_xcorr
-#include "arch/x86/avx2/rowtile_tmpl.h"
+#define LQ_NAME(t) gl_matmul_##t##_avx2
+#define LQ_LINK
+#define LQ_DOT(u, xq) lq_dot_u(u, xq)
+#define LQ_HIGH(qh)   lq_high_bits(qh)
+#include "arch/x86/avx2/legacy_tmpl.h"
 
 /* ---- IQ4_NL x Q8_0: w = table[nibble] (vpshufb), signed x signed by
  * maddubs(|w|, sign(x, w)) -------------------------------------------- */

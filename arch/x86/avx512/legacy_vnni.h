@@ -30,74 +30,11 @@ GL_ALWAYS_INLINE __m256i lv_xsum(const int8_t *xq, int shift)
     return _mm256_slli_epi32(gl_bcast_sum_epi32(lv_dot(_mm256_set1_epi8(1), xq)), shift);
 }
 
-GL_ALWAYS_INLINE void q4_1_row_vnni(const block_q4_1 *wb, const block_q8_1 *const *xb, __m256i *p,
-                                    __m256i *pm, const int nc)
-{
-    (void)pm;
-    const __m256i u = lq_nibbles(wb->qs);
-    for (int c = 0; c < nc; c++)
-        p[c] = lv_dot(u, xb[c]->qs);
-}
-
-#define RT_NAME matmul_q4_1_vnni
-#define RT_WBLK block_q4_1
-#define RT_QK   QK4_0
-#define RT_XBLK block_q8_1
-#define RT_ACT  RT_Q8_1
-#define RT_DOFF 0
-#define RT_DHI  0
-#define RT_MIN  1
-#define RT_ROW  q4_1_row_vnni
-static GL_DECL_MATMUL_FN(matmul_q4_1_vnni);
-#include "arch/x86/avx2/rowtile_tmpl.h"
-
-GL_ALWAYS_INLINE void q5_1_row_vnni(const block_q5_1 *wb, const block_q8_1 *const *xb, __m256i *p,
-                                    __m256i *pm, const int nc)
-{
-    (void)pm;
-    const __m256i u = _mm256_or_si256(lq_nibbles(wb->qs), lv_high_bits(wb->qh));
-    for (int c = 0; c < nc; c++)
-        p[c] = lv_dot(u, xb[c]->qs);
-}
-
-#define RT_NAME matmul_q5_1_vnni
-#define RT_WBLK block_q5_1
-#define RT_QK   QK4_0
-#define RT_XBLK block_q8_1
-#define RT_ACT  RT_Q8_1
-#define RT_DOFF 0
-#define RT_DHI  0
-#define RT_MIN  1
-#define RT_ROW  q5_1_row_vnni
-static GL_DECL_MATMUL_FN(matmul_q5_1_vnni);
-#include "arch/x86/avx2/rowtile_tmpl.h"
-
-GL_ALWAYS_INLINE void q5_0_row_vnni(const block_q5_0 *wb, const block_q8_0 *const *xb, __m256i *p,
-                                    __m256i *pm, const int nc)
-{
-    (void)pm;
-    const __m256i u = _mm256_or_si256(lq_nibbles(wb->qs), lv_high_bits(wb->qh));
-    for (int c = 0; c < nc; c++)
-        p[c] = lv_dot(u, xb[c]->qs);
-}
-
-GL_ALWAYS_INLINE __m256i q5_0_xcorr_vnni(const block_q8_0 *xb)
-{
-    return lv_xsum(xb->qs, 4);
-}
-
-#define RT_NAME  matmul_q5_0_vnni
-#define RT_WBLK  block_q5_0
-#define RT_QK    QK4_0
-#define RT_XBLK  block_q8_0
-#define RT_ACT   RT_Q8_0
-#define RT_DOFF  0
-#define RT_DHI   0
-#define RT_MIN   0
-#define RT_ROW   q5_0_row_vnni
-#define RT_XCORR q5_0_xcorr_vnni
-static GL_DECL_MATMUL_FN(matmul_q5_0_vnni);
-#include "arch/x86/avx2/rowtile_tmpl.h"
+#define LQ_NAME(t)    matmul_##t##_vnni
+#define LQ_LINK       static
+#define LQ_DOT(u, xq) lv_dot(u, xq)
+#define LQ_HIGH(qh)   lv_high_bits(qh)
+#include "arch/x86/avx2/legacy_tmpl.h"
 
 /* gl_iq4nl_values + 128 */
 static const uint8_t lv_iq4nl_u[16] = { 1,   24,  45,  63,  79,  93,  106, 118,
