@@ -156,55 +156,35 @@ GL_ALWAYS_INLINE void kx_isums_q6K_avx2(const block_q6_Kx8 *blk, const int8_t *c
  * then one madd with its scale - 32 (int16 pair per lane) widens to int32.
  * The -4 offset: isum -= 4 sum_j sc_j bsums_j (pairs of scales madd the
  * bsum pairs b6). Exact. */
-GL_ALWAYS_INLINE void kx_isums_q3K_avx2(const block_q3_Kx8 *blk, const int8_t *const *xq,
-                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
-                                        const int nc, const kx_pf *pf)
-{
-    (void)imin;
+/* the sub16 template's state (kx8_sub16_tmpl.h): the scales, and Q3_K's
+ * offset correction */
+typedef struct {
     __m256i sc[4];
-    kx_q3_scales8(blk->scales, sc);
     __m256i corr[KX_C];
-    kx_scaled_bsums(sc, xp, corr, nc);
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; h++)
-#pragma GCC unroll 2
-        for (int half = 0; half < 2; half++) {
-            __m256i acc[KX_C][4];
-#pragma GCC unroll 8
-            for (int c = 0; c < nc; c++)
-#pragma GCC unroll 4
-                for (int s = 0; s < 4; s++)
-                    acc[c][s] = _mm256_setzero_si256();
-#pragma GCC unroll 2
-            for (int pp = 0; pp < 2; pp++) {
-                const int p = 2 * half + pp;
-                if (pf)
-                    kx_pf_part(pf, 4 * h + 2 * half + pp, 8, sizeof *blk);
-                __m256i u[8];
-                kx_q3_units8(blk->q + 96 * (4 * h + p), u);
-#pragma GCC unroll 8
-                for (int c = 0; c < nc; c++)
-#pragma GCC unroll 8
-                    for (int t = 0; t < 8; t++)
-                        acc[c][t % 4] = _mm256_add_epi16(
-                            acc[c][t % 4],
-                            _mm256_maddubs_epi16(
-                                u[t], _mm256_set1_epi32(x8_load32(xq[c] + 128 * h + 32 * (t % 4) +
-                                                                  4 * (2 * p + t / 4)))));
-            }
-#pragma GCC unroll 4
-            for (int s = 0; s < 4; s++) {
-                const int j = 8 * h + 2 * s + half;
-                const __m256i scj = kx_q6_scale(sc, j, j);
-#pragma GCC unroll 8
-                for (int c = 0; c < nc; c++)
-                    isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(acc[c][s], scj));
-            }
-        }
+} kx8_s16;
+
+GL_ALWAYS_INLINE void kx_q3_prep(const block_q3_Kx8 *blk, const kx_xprep *const *xp, kx8_s16 *st,
+                                 const int nc)
+{
+    kx_q3_scales8(blk->scales, st->sc);
+    kx_scaled_bsums(st->sc, xp, st->corr, nc);
+}
+
+GL_ALWAYS_INLINE void kx_q3_finish(const kx8_s16 *st, __m256i *isum, const int nc)
+{
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++)
-        isum[c] = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(corr[c], 2));
+        isum[c] = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(st->corr[c], 2));
 }
+
+#define KS_ISUMS                       kx_isums_q3K_avx2
+#define KS_WBLK                        block_q3_Kx8
+#define KS_KSTEP                       2
+#define KS_UNITS(blk, h, k, u)         kx_q3_units8((blk)->q + 96 * (4 * (h) + (k) / 2), u)
+#define KS_PREP(blk, xp, st, imin, nc) ((void)(imin), kx_q3_prep(blk, xp, st, nc))
+#define KS_SCALE(st, j)                kx_q6_scale((st)->sc, j, j)
+#define KS_FINISH(st, isum, nc)        kx_q3_finish(st, isum, nc)
+#include "arch/x86/avx2/kx8_sub16_tmpl.h"
 
 #define KX_NAME                       gl_matmul_q3_K_x8_avx2
 #define KX_WBLK                       block_q3_Kx8
@@ -276,48 +256,14 @@ GL_ALWAYS_INLINE void kx_isums_iq4xs_avx2(const block_iq4_xsx8 *blk, const int8_
  * half = k % 8 / 4); a sub-block's four maddubs (pairs at most 2 * 3 *
  * 128) add up in int16, then one madd with its 4-bit scale widens to
  * int32; the mins madd the bsum pairs (b6). Exact. */
-GL_ALWAYS_INLINE void kx_isums_q2K_avx2(const block_q2_Kx8 *blk, const int8_t *const *xq,
-                                        const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
-                                        const int nc, const kx_pf *pf)
-{
-    __m256i sc[4];
-    kx_q2_scales_mins8(blk->scales, xp, sc, imin, nc);
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; h++)
-#pragma GCC unroll 2
-        for (int half = 0; half < 2; half++) {
-            __m256i acc[KX_C][4];
-#pragma GCC unroll 8
-            for (int c = 0; c < nc; c++)
-#pragma GCC unroll 4
-                for (int s = 0; s < 4; s++)
-                    acc[c][s] = _mm256_setzero_si256();
-#pragma GCC unroll 4
-            for (int kk = 0; kk < 4; kk++) {
-                const int k = 8 * h + 4 * half + kk;
-                if (pf)
-                    kx_pf_part(pf, k, 16, sizeof *blk);
-                __m256i u[4];
-                kx_q2_units8(blk->qs + 32 * k, u);
-#pragma GCC unroll 8
-                for (int c = 0; c < nc; c++)
-#pragma GCC unroll 4
-                    for (int s = 0; s < 4; s++)
-                        acc[c][s] = _mm256_add_epi16(
-                            acc[c][s], _mm256_maddubs_epi16(
-                                           u[s], _mm256_set1_epi32(x8_load32(
-                                                     xq[c] + 128 * h + 32 * s + 4 * (k % 8)))));
-            }
-#pragma GCC unroll 4
-            for (int s = 0; s < 4; s++) {
-                const int j = 8 * h + 2 * s + half;
-                const __m256i scj = _mm256_shuffle_epi8(sc[j / 4], kx_pair16(j % 4, j % 4));
-#pragma GCC unroll 8
-                for (int c = 0; c < nc; c++)
-                    isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(acc[c][s], scj));
-            }
-        }
-}
+#define KS_ISUMS                       kx_isums_q2K_avx2
+#define KS_WBLK                        block_q2_Kx8
+#define KS_KSTEP                       1
+#define KS_UNITS(blk, h, k, u)         kx_q2_units8((blk)->qs + 32 * (8 * (h) + (k)), u)
+#define KS_PREP(blk, xp, st, imin, nc) kx_q2_scales_mins8((blk)->scales, xp, (st)->sc, imin, nc)
+#define KS_SCALE(st, j)                _mm256_shuffle_epi8((st)->sc[(j) / 4], kx_pair16((j) % 4, (j) % 4))
+#define KS_FINISH(st, isum, nc)        ((void)(st), (void)(isum))
+#include "arch/x86/avx2/kx8_sub16_tmpl.h"
 
 #define KX_NAME                       gl_matmul_q2_K_x8_avx2
 #define KX_WBLK                       block_q2_Kx8
