@@ -1,8 +1,9 @@
-/* Template: products over the K-quant row groups (src/quant.h: Q4_Kx8,
- * Q6_Kx8) x Q8_K activations, one row per 32-bit lane of a ymm register,
- * included once per (layout, ISA) with these macros:
+/* Template: products over the K-quant row groups (src/quant.h: the x8
+ * layouts of Q2_K .. Q6_K and IQ4_XS, and their x16 forms) x Q8_K
+ * activations, one row per 32-bit lane of a ymm (x8) or zmm (x16)
+ * register, included once per (layout, ISA) with these macros:
  *   KX_NAME        name of the generated GL_DECL_MATMUL_FN
- *   KX_WBLK        block_q4_Kx8 or block_q6_Kx8
+ *   KX_WBLK        the layout's block type (block_q4_Kx8, block_q6_Kx16, ...)
  *   KX_ISUMS(blk, xq, xp, isum, imin, nc)
  *                  adds to the int32 lanes of isum[c] (lane r = row r) the
  *                  super-block's integer isum of src/kernels.h (scales
