@@ -88,11 +88,13 @@ GL_ALWAYS_INLINE void kx16_q4_units(const block_q4_Kx16 *blk, int i, int k, __m5
     *hi = _mm512_and_si512(v, _mm512_set1_epi8((char)0xf0));
 }
 
-#define KP_ISUMS                    kx16_isums_q4K_vnni
-#define KP_ISUMS1                   kx16_isums1_q4K_vnni
-#define KP_WBLK                     block_q4_Kx16
-#define KP_UNITS(blk, i, k, lo, hi) kx16_q4_units(blk, i, k, &(lo), &(hi))
-#define KP_HI(ah)                   gl512_srai4_epi32(ah)
+#define KP_ISUMS                       kx16_isums_q4K_vnni
+#define KP_ISUMS1                      kx16_isums1_q4K_vnni
+#define KP_WBLK                        block_q4_Kx16
+#define KP_PREP(blk, xp, sc, imin, nc) kx_scales_mins16((blk)->scales, xp, sc, imin, nc)
+#define KP_START(xp, j)                _mm512_setzero_si512()
+#define KP_UNITS(blk, i, k, lo, hi)    kx16_q4_units(blk, i, k, &(lo), &(hi))
+#define KP_PAIR(sc, i, al, ah)         kx16_scaled_pair(sc, i, al, gl512_srai4_epi32(ah))
 #include "arch/x86/avx512/kx16_sub8_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
@@ -119,11 +121,13 @@ GL_ALWAYS_INLINE void kx16_q5_units(const block_q5_Kx16 *blk, int i, int k, __m5
                           _mm512_and_si512(kx_hbit16(h, 2 * i + 1), m10));
 }
 
-#define KP_ISUMS                    kx16_isums_q5K_vnni
-#define KP_ISUMS1                   kx16_isums1_q5K_vnni
-#define KP_WBLK                     block_q5_Kx16
-#define KP_UNITS(blk, i, k, lo, hi) kx16_q5_units(blk, i, k, &(lo), &(hi))
-#define KP_HI(ah)                   (ah)
+#define KP_ISUMS                       kx16_isums_q5K_vnni
+#define KP_ISUMS1                      kx16_isums1_q5K_vnni
+#define KP_WBLK                        block_q5_Kx16
+#define KP_PREP(blk, xp, sc, imin, nc) kx_scales_mins16((blk)->scales, xp, sc, imin, nc)
+#define KP_START(xp, j)                _mm512_setzero_si512()
+#define KP_UNITS(blk, i, k, lo, hi)    kx16_q5_units(blk, i, k, &(lo), &(hi))
+#define KP_PAIR(sc, i, al, ah)         kx16_scaled_pair(sc, i, al, ah)
 #include "arch/x86/avx512/kx16_sub8_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
@@ -205,76 +209,36 @@ GL_ALWAYS_INLINE void kx16_iq4_scale_regs(const block_iq4_xsx16 *blk, __m512i *l
     *h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)blk->scales_h));
 }
 
-GL_ALWAYS_INLINE void kx16_isums_iq4xs_vnni(const block_iq4_xsx16 *blk, const int8_t *const *xq,
-                                            const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
-                                            const int nc)
+/* unit k of sub-block j: the low nibbles of its load k (k < 4) or the
+ * high ones of load k - 4, looked up; the two loads of a pair repeat for
+ * k and k + 4 (the compiler keeps them) */
+GL_ALWAYS_INLINE __m512i kx16_iq4_unit(const block_iq4_xsx16 *blk, int j, int k)
 {
-    (void)imin;
-    const __m512i tbl = kx16_iq4_table();
-    const __m512i m4 = _mm512_set1_epi8(0x0f);
-    __m512i l, h;
-    kx16_iq4_scale_regs(blk, &l, &h);
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; j++) {
-        __m512i acc[KX_C];
-#pragma GCC unroll 8
-        for (int c = 0; c < nc; c++)
-            acc[c] = _mm512_set1_epi32(xp[c]->iq4c[j]);
-#pragma GCC unroll 4
-        for (int kk = 0; kk < 4; kk++) {
-            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (4 * j + kk)));
-            const __m512i lo = _mm512_shuffle_epi8(tbl, _mm512_and_si512(v, m4));
-            const __m512i hi =
-                _mm512_shuffle_epi8(tbl, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
-#pragma GCC unroll 8
-            for (int c = 0; c < nc; c++) {
-                acc[c] = _mm512_dpbusd_epi32(acc[c], lo,
-                                             _mm512_set1_epi32(x8_load32(xq[c] + 32 * j + 4 * kk)));
-                acc[c] = _mm512_dpbusd_epi32(
-                    acc[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 32 * j + 16 + 4 * kk)));
-            }
-        }
-        const __m512i sc = kx_iq4_scale16(l, h, j);
-#pragma GCC unroll 8
-        for (int c = 0; c < nc; c++)
-            isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c], sc));
-    }
+    const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (4 * j + k % 4)));
+    const __m512i n = k < 4 ? v : _mm512_srli_epi16(v, 4);
+    return _mm512_shuffle_epi8(kx16_iq4_table(), _mm512_and_si512(n, _mm512_set1_epi8(0x0f)));
 }
 
-/* Decode (one column): the eight sub-block chains side by side, the
- * stream's prefetches in four slices between the loads. */
-GL_ALWAYS_INLINE void kx16_isums1_iq4xs_vnni(const block_iq4_xsx16 *blk, const int8_t *xq,
-                                             const kx_xprep *xp, __m512i *isum, __m512i *imin,
-                                             const kx_pf *pf)
+GL_ALWAYS_INLINE void kx16_iq4_prep(const block_iq4_xsx16 *blk, __m512i sc[2])
 {
-    (void)imin;
-    const __m512i tbl = kx16_iq4_table();
-    const __m512i m4 = _mm512_set1_epi8(0x0f);
-    __m512i acc[8];
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; j++)
-        acc[j] = _mm512_set1_epi32(xp->iq4c[j]);
-#pragma GCC unroll 4
-    for (int kk = 0; kk < 4; kk++) {
-        kx_pf_part(pf, kk, 4, sizeof *blk);
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; j++) {
-            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (4 * j + kk)));
-            const __m512i lo = _mm512_shuffle_epi8(tbl, _mm512_and_si512(v, m4));
-            const __m512i hi =
-                _mm512_shuffle_epi8(tbl, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
-            acc[j] =
-                _mm512_dpbusd_epi32(acc[j], lo, _mm512_set1_epi32(x8_load32(xq + 32 * j + 4 * kk)));
-            acc[j] = _mm512_dpbusd_epi32(acc[j], hi,
-                                         _mm512_set1_epi32(x8_load32(xq + 32 * j + 16 + 4 * kk)));
-        }
-    }
-    __m512i l, h;
-    kx16_iq4_scale_regs(blk, &l, &h);
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; j++)
-        *isum = _mm512_add_epi32(*isum, _mm512_mullo_epi32(acc[j], kx_iq4_scale16(l, h, j)));
+    kx16_iq4_scale_regs(blk, &sc[0], &sc[1]);
 }
+
+GL_ALWAYS_INLINE __m512i kx16_iq4_pair(const __m512i sc[2], int i, __m512i al, __m512i ah)
+{
+    return _mm512_add_epi32(_mm512_mullo_epi32(al, kx_iq4_scale16(sc[0], sc[1], 2 * i)),
+                            _mm512_mullo_epi32(ah, kx_iq4_scale16(sc[0], sc[1], 2 * i + 1)));
+}
+
+#define KP_ISUMS                       kx16_isums_iq4xs_vnni
+#define KP_ISUMS1                      kx16_isums1_iq4xs_vnni
+#define KP_WBLK                        block_iq4_xsx16
+#define KP_PREP(blk, xp, sc, imin, nc) ((void)(imin), kx16_iq4_prep(blk, sc))
+#define KP_START(xp, j)                _mm512_set1_epi32((xp)->iq4c[j])
+#define KP_UNITS(blk, i, k, lo, hi)                                                                \
+    ((lo) = kx16_iq4_unit(blk, 2 * (i), k), (hi) = kx16_iq4_unit(blk, 2 * (i) + 1, k))
+#define KP_PAIR(sc, i, al, ah) kx16_iq4_pair(sc, i, al, ah)
+#include "arch/x86/avx512/kx16_sub8_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
 #define KX_NAME     matmul_iq4_xs_x16_vnni

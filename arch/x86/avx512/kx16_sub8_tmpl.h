@@ -1,18 +1,23 @@
-/* Template: the integer sums of the x16 layouts of Q4_K and Q5_K
- * (src/quant.h), whose super-block is 8 sub-blocks of 32 with 6-bit scales
- * and mins, one zmm lane per row, in the two forms kx8_tmpl.h takes:
- * KP_ISUMS (nc columns, the tile path) and KP_ISUMS1 (one column, decode,
- * with the stream's prefetches). Included once per type, with:
+/* Template: the integer sums of the x16 layouts whose super-block is 8
+ * sub-blocks of 32 (src/quant.h: Q4_K, Q5_K, IQ4_XS), one zmm lane per row,
+ * in the two forms kx8_tmpl.h takes: KP_ISUMS (nc columns, the tile path)
+ * and KP_ISUMS1 (one column, decode, with the stream's prefetches).
+ * Included once per type, with:
  *   KP_ISUMS, KP_ISUMS1  names of the two generated functions
  *   KP_WBLK              the layout's block type
+ *   KP_PREP(blk, xp, sc, imin, nc)
+ *                        the block's scales into sc[2] (and its mins into
+ *                        imin, for the nc columns' activation sums xp)
+ *   KP_START(xp, j)      where sub-block j's chain starts (an offset
+ *                        correction, or zero)
  *   KP_UNITS(blk, i, k, lo, hi)
- *                        the unsigned quants of unit k (k < 8) of sub-blocks
- *                        2 i (lo) and 2 i + 1 (hi), one 4-byte group per lane
- *   KP_HI(ah)            a hi chain's sum as the quants' (Q4_K keeps its high
- *                        nibbles in place, 16 u, and shifts the sum back)
- * Each sub-block's sum is one vpdpbusd chain over its eight units, times
- * its scale with one vpmulld; the mins go to imin (kx_scales_mins16). All
- * exact, the same integers as generic's. */
+ *                        the unsigned quants of unit k (k < 8: elements
+ *                        4 k .. 4 k + 3) of sub-blocks 2 i (lo) and 2 i + 1
+ *                        (hi), one 4-byte group per lane
+ *   KP_PAIR(sc, i, al, ah)
+ *                        the pair's chains times their scales
+ * Each sub-block's sum is one vpdpbusd chain over its eight units, then
+ * one multiply by its scale. All exact, the same integers as generic's. */
 
 /* Tile path: one pair of sub-blocks for nc columns at a time. */
 GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
@@ -20,13 +25,15 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
                                const int nc)
 {
     __m512i sc[2];
-    kx_scales_mins16(blk->scales, xp, sc, imin, nc);
+    KP_PREP(blk, xp, sc, imin, nc);
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++) {
         __m512i al[KX_C], ah[KX_C];
 #pragma GCC unroll 8
-        for (int c = 0; c < nc; c++)
-            al[c] = ah[c] = _mm512_setzero_si512();
+        for (int c = 0; c < nc; c++) {
+            al[c] = KP_START(xp[c], 2 * i);
+            ah[c] = KP_START(xp[c], 2 * i + 1);
+        }
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
             __m512i lo, hi;
@@ -41,7 +48,7 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
         }
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
-            isum[c] = _mm512_add_epi32(isum[c], kx16_scaled_pair(sc, i, al[c], KP_HI(ah[c])));
+            isum[c] = _mm512_add_epi32(isum[c], KP_PAIR(sc, i, al[c], ah[c]));
     }
 }
 
@@ -52,11 +59,13 @@ GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_x
                                 __m512i *isum, __m512i *imin, const kx_pf *pf)
 {
     __m512i sc[2];
-    kx_scales_mins16(blk->scales, &xp, sc, imin, 1);
+    KP_PREP(blk, &xp, sc, imin, 1);
     __m512i al[4], ah[4];
 #pragma GCC unroll 4
-    for (int i = 0; i < 4; i++)
-        al[i] = ah[i] = _mm512_setzero_si512();
+    for (int i = 0; i < 4; i++) {
+        al[i] = KP_START(xp, 2 * i);
+        ah[i] = KP_START(xp, 2 * i + 1);
+    }
 #pragma GCC unroll 8
     for (int k = 0; k < 8; k++) {
         kx_pf_part(pf, k, 8, sizeof *blk);
@@ -72,11 +81,13 @@ GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_x
     }
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++)
-        *isum = _mm512_add_epi32(*isum, kx16_scaled_pair(sc, i, al[i], KP_HI(ah[i])));
+        *isum = _mm512_add_epi32(*isum, KP_PAIR(sc, i, al[i], ah[i]));
 }
 
 #undef KP_ISUMS
 #undef KP_ISUMS1
 #undef KP_WBLK
+#undef KP_PREP
+#undef KP_START
 #undef KP_UNITS
-#undef KP_HI
+#undef KP_PAIR
