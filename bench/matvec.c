@@ -70,6 +70,7 @@ static const char *layout_name(int ti, int layout)
     case GL_LAYOUT_Q4_0X8: return "q4_0x8";
     case GL_LAYOUT_Q8_0X8: return "q8_0x8";
     case GL_LAYOUT_Q4_0X16: return "q4_0x16";
+    case GL_LAYOUT_Q8_0X16: return "q8_0x16";
     case GL_LAYOUT_Q4_KX8: return "q4_Kx8";
     case GL_LAYOUT_Q6_KX8: return "q6_Kx8";
     case GL_LAYOUT_Q4_KX16: return "q4_Kx16";

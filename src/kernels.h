@@ -113,6 +113,7 @@ enum gl_layout {
     GL_LAYOUT_Q2_KX8,
     GL_LAYOUT_Q2_KX16,
     GL_LAYOUT_Q5_KX8,
+    GL_LAYOUT_Q8_0X16,
     GL_LAYOUT_COUNT
 };
 

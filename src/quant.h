@@ -216,6 +216,14 @@ typedef struct GL_PACKED block_q4_0x16 {
     uint8_t qs[GL_X16_ROWS * QK4_0 / 2]; /* 4 x (16 rows x 4 bytes) */
 } block_q4_0x16;
 
+/* Q8_0x16: Q8_0 over 16 rows (qs[64 k + 4 r + j], k = 0..7), so AVX-512
+ * decode needs one 64-byte load per vector where two Q8_0x8 groups side
+ * by side need two and an insert. */
+typedef struct GL_PACKED block_q8_0x16 {
+    uint16_t d[GL_X16_ROWS];
+    int8_t qs[GL_X16_ROWS * QK8_0]; /* 8 x (16 rows x 4 bytes) */
+} block_q8_0x16;
+
 /* K-quant row groups: 8 rows' super-blocks of one 256-column span, every
  * byte array interleaved in 4-byte units as above (xn: byte 4 k + j of row
  * r at [32 k + 4 r + j]), so one 32-byte load holds 4 consecutive bytes of
@@ -374,6 +382,7 @@ static_assert(sizeof(block_q4_Kx8) == 8 * sizeof(block_q4_K) &&
 static_assert(sizeof(block_q4_0x8) == 8 * sizeof(block_q4_0), "block_q4_0x8: 8 Q4_0 blocks");
 static_assert(sizeof(block_q4_0x16) == 16 * sizeof(block_q4_0), "block_q4_0x16: 16 Q4_0 blocks");
 static_assert(sizeof(block_q8_0x8) == 8 * sizeof(block_q8_0), "block_q8_0x8: 8 Q8_0 blocks");
+static_assert(sizeof(block_q8_0x16) == 16 * sizeof(block_q8_0), "block_q8_0x16: 16 Q8_0 blocks");
 static_assert(sizeof(block_q4_0x8) % 16 == 0 && sizeof(block_q8_0x8) % 16 == 0 &&
                   sizeof(block_q4_0x16) % 32 == 0,
               "x8 blocks keep 16-byte alignment from one block to the next");

@@ -87,10 +87,10 @@ gl_status gl_tune_describe(const char *name, char *buf, size_t cap, gl_error *er
     return GL_OK;
 #endif
     snprintf(buf, cap,
-             "%s (%s): prefetch %s %u B + prefetcht0 %u B ahead%s, %u streams per thread (Q8_0 "
-             "on zmm: %u), K-quants %u + %u B ahead; %s Q4_0/Q8_0 decode products",
+             "%s (%s): prefetch %s %u B + prefetcht0 %u B ahead%s, %u streams per thread, "
+             "K-quants %u + %u B ahead; %s Q4_0/Q8_0 decode products",
              fmt, p->what, p->far_t0 ? "prefetcht0" : "prefetcht1", p->pf_far, p->pf_near,
-             p->pf_lines ? " once per line" : "", p->x8_streams, 2 * p->q8_pairs, p->kx_far,
-             p->kx_near, t.ymm ? "256-bit" : "512-bit");
+             p->pf_lines ? " once per line" : "", p->x8_streams, p->kx_far, p->kx_near,
+             t.ymm ? "256-bit" : "512-bit");
     return GL_OK;
 }

@@ -3,9 +3,8 @@
  * never what they compute: software prefetch distances and hints, how many
  * row groups one thread reads side by side (each a stream), and whether the
  * AVX-512 backend multiplies Q4_0 / Q8_0 weights with 512- or 256-bit
- * bodies (the Q4_0x16 or Q4_0x8 layout, Q8_0x8 in register pairs or
- * alone). Every tune's kernels give bit-identical results
- * (tests/checkkernels.c runs each tune's against generic).
+ * bodies (the Q4_0x16 / Q8_0x16 layouts or Q4_0x8 / Q8_0x8). Every tune's kernels give
+ * bit-identical results (tests/checkkernels.c runs each tune's against generic).
  *
  * The tune is chosen once per kernel table (gl_kernels_init): GENLOOP_TUNE
  * when set, else by the CPU's vendor, family and model
@@ -54,8 +53,7 @@ typedef struct gl_tune_params {
     uint16_t pf_far, pf_near;
     uint8_t far_t0;
     uint8_t pf_lines;   /* each line of a block's range once (else every 64 bytes from its start) */
-    uint8_t x8_streams; /* row groups per thread in lockstep (Q4_0x8/x16, Q8_0x8 on ymm) */
-    uint8_t q8_pairs;   /* AVX-512 Q8_0x8 decode: zmm pairs of groups side by side */
+    uint8_t x8_streams; /* row groups per thread in lockstep (Q4_0x8/x16, Q8_0x8/x16) */
     /* the K-quant super-block layouts (Q4_Kx8/x16, Q5_Kx16, Q6_Kx8/x16) */
     uint16_t kx_far, kx_near;
     uint8_t ymm; /* AVX-512 backend: 256-bit Q4_0 / Q8_0 decode products by default */
@@ -64,13 +62,12 @@ typedef struct gl_tune_params {
 /* The numbers, each measured (bench/RESULTS.md, "tune"): the default on
  * Intel Sapphire Rapids, zen on an AMD EPYC Zen 5 (family 1Ah), where
  * prefetcht1 slowed every stream (Q4_0x16 1 thread: 28 against 34-36 GB/s
- * with prefetcht0, probe 34-35) and two Q8_0 pairs (four streams) beat
- * four. Static and constant: kernels index it with a constant tune, so the
+ * with prefetcht0, probe 34-35). Static and constant: kernels index it with a constant tune, so the
  * compiler folds each field into the instruction stream. */
 static const gl_tune_params gl_tunes[GL_TUNE_COUNT] = {
     [GL_TUNE_DEFAULT] = { "default", "tuned on Intel Sapphire Rapids; every CPU not listed", 4096,
-                          1024, 0, 0, 4, 4, 8192, 2048, 0 },
-    [GL_TUNE_ZEN] = { "zen", "AMD Zen 4 / Zen 5", 2048, 1024, 1, 1, 4, 2, 4096, 2048, 0 },
+                          1024, 0, 0, 4, 8192, 2048, 0 },
+    [GL_TUNE_ZEN] = { "zen", "AMD Zen 4 / Zen 5", 2048, 1024, 1, 1, 4, 4096, 2048, 0 },
 };
 
 /* A tune as chosen: the preset and the product width (ymm: 256-bit). */

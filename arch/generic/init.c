@@ -36,6 +36,8 @@ void gl_kernels_init_generic(gl_kernels *k)
           gl_unpack_q8_0_x8_generic, gl_matmul_q8_0_x8_generic },
         { GL_LAYOUT_Q4_0X16, GGUF_T_Q4_0, GL_X16_ROWS, gl_repack_q4_0_x16_generic,
           gl_unpack_q4_0_x16_generic, gl_matmul_q4_0_x16_generic },
+        { GL_LAYOUT_Q8_0X16, GGUF_T_Q8_0, GL_X16_ROWS, gl_repack_q8_0_x16_generic,
+          gl_unpack_q8_0_x16_generic, gl_matmul_q8_0_x16_generic },
         { GL_LAYOUT_Q4_KX8, GGUF_T_Q4_K, GL_X8_ROWS, gl_repack_q4_K_x8_generic,
           gl_unpack_q4_K_x8_generic, gl_matmul_q4_K_x8_generic },
         { GL_LAYOUT_Q6_KX8, GGUF_T_Q6_K, GL_X8_ROWS, gl_repack_q6_K_x8_generic,

@@ -1,5 +1,5 @@
 /* Reference implementation of the row-interleaved layouts (src/quant.h:
- * Q4_0x8, Q8_0x8, Q4_0x16; ROWS rows per group):
+ * Q4_0x8, Q8_0x8, Q4_0x16, Q8_0x16; ROWS rows per group):
  * repack, unpack and the matrix products over them. The products compute,
  * per output element, exactly the sequence of arch/generic/matmul.c
  *     sum = 0; for b: sum = sum + (float)isum_b * (dw_b * dx_b)
@@ -54,6 +54,7 @@ static inline int xn_index(int rows, int r, int j)
 DEF_REPACK(gl_repack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS)
 DEF_REPACK(gl_repack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS)
 DEF_REPACK(gl_repack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS)
+DEF_REPACK(gl_repack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS)
 
 #define DEF_UNPACK(NAME, BLK, XBLK, QS, ROWS)                                                      \
     GL_DECL_UNPACK_FN(NAME)                                                                        \
@@ -71,6 +72,7 @@ DEF_REPACK(gl_repack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_
 DEF_UNPACK(gl_unpack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS)
 DEF_UNPACK(gl_unpack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS)
 DEF_UNPACK(gl_unpack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS)
+DEF_UNPACK(gl_unpack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS)
 
 /* ---- products -------------------------------------------------------------- */
 
@@ -113,6 +115,7 @@ DEF_UNPACK(gl_unpack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_
 DEF_XN_MATMUL(gl_matmul_q4_0_x8_generic, block_q4_0x8, QK4_0 / 2, DOT_Q4, GL_X8_ROWS)
 DEF_XN_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8, GL_X8_ROWS)
 DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X16_ROWS)
+DEF_XN_MATMUL(gl_matmul_q8_0_x16_generic, block_q8_0x16, QK8_0, DOT_Q8, GL_X16_ROWS)
 
 /* ---- K-quant row groups (src/quant.h) ----------------------------------
  * Q4_Kx8, Q6_Kx8, Q4_Kx16, Q5_Kx8 / x16, IQ4_XSx8 / x16, Q2_Kx8 / x16: every byte array of ROWS

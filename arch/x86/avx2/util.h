@@ -200,7 +200,7 @@ GL_ALWAYS_INLINE __m256 gl_tanh8_ps(__m256 y)
     return _mm256_blendv_ps(r, y, _mm256_cmp_ps(y, y, _CMP_UNORD_Q));
 }
 
-/* ---- decode streaming over the x8 layouts (x8_tmpl.h, avx512/pair_tmpl.h)
+/* ---- decode streaming over the x8 / x16 layouts (x8_tmpl.h, kx8_tmpl.h)
  * Software prefetch at two distances: far ahead, so enough DRAM requests
  * are in flight, and near, into L1, so the loads of a compute-heavy block
  * do not wait on L2. Distances and the far prefetch's hint are the tune's

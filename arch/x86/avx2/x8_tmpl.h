@@ -38,6 +38,15 @@
 #ifndef X8_KB
 #define X8_KB 256
 #endif
+/* X8_TS: the row groups whose next blocks the first column tile over a
+ * panel prefetches, its own and the X8_TS - 1 after it (their lines one
+ * group ahead, so more of the stream in flight). 2 for the 16-row layouts:
+ * AVX-512 Q8_0x16 batch-8 decode 191-199 -> 265-283 tok/s, Q4_0x16 batch 4
+ * 209-218 -> 235-246 (bench/RESULTS.md, 2026-12-02 fifth sitting); with 8
+ * rows (AVX2) no gain. */
+#ifndef X8_TS
+#define X8_TS 1
+#endif
 #ifndef X8_ROWS /* 8 rows, ymm */
 #define X8_ROWS                         GL_X8_ROWS
 #define XV_PS                           __m256
@@ -66,7 +75,7 @@
 
 GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
                               const int32_t (*corr)[X8_KB], const float (*dx)[X8_KB], int kn,
-                              float *const *ys, int lo, int hi, int first, int stream,
+                              float *const *ys, int lo, int hi, int first, int stream, size_t gb,
                               const int tune, const int nc)
 {
     const int full = lo == 0 && hi == X8_ROWS;
@@ -79,7 +88,8 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
         /* the first column tile over a panel reads it from DRAM: help the
          * stream along (batch 8 decode: 85 -> 173 tok/s); later tiles hit L2 */
         if (stream)
-            gl_prefetch_streams(tune, (const char *)blk, 0, 1, 0, sizeof(X8_WBLK), SIZE_MAX, 0);
+            gl_prefetch_streams(tune, (const char *)blk, gb, X8_TS, 0, sizeof(X8_WBLK), SIZE_MAX,
+                                0);
         const int8_t *xq[X8_C];
         XV_EPI32 isum[X8_C];
 #pragma GCC unroll 16
@@ -181,7 +191,7 @@ GL_ALWAYS_INLINE void X8_ROWS_G(const void *w, size_t w_row_bytes, const void *x
 #define X8_CASE(N)                                                                                 \
     case N:                                                                                        \
         X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx, kn, ys, lo, hi,  \
-                first, stream, tune, N);                                                           \
+                first, stream, w_row_bytes, tune, N);                                              \
         break;
                         X8_CASE(1)
                         X8_CASE(2)
@@ -194,7 +204,7 @@ GL_ALWAYS_INLINE void X8_ROWS_G(const void *w, size_t w_row_bytes, const void *x
 #endif
                     default:
                         X8_TILE(wb, xs, (const int32_t(*)[X8_KB])corr, (const float(*)[X8_KB])dx,
-                                kn, ys, lo, hi, first, stream, tune, X8_C);
+                                kn, ys, lo, hi, first, stream, w_row_bytes, tune, X8_C);
                         break;
 #undef X8_CASE
                     }
@@ -252,6 +262,7 @@ GL_TUNED_MATMULS(X8_LINK, X8_NAME, X8_IMPL)
 #undef X8_NG_MAX
 #undef X8_NAME
 #undef X8_WBLK
+#undef X8_TS
 #undef X8_SHIFT
 #undef X8_CORR_SHIFT
 #undef X8_ISUMS

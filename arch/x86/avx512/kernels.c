@@ -129,35 +129,6 @@ GL_ALWAYS_INLINE void x8_isums_q8_vnni(const block_q8_0x8 *blk, const int8_t *co
 #define X8_LINK  static
 #include "arch/x86/avx2/x8_tmpl.h"
 
-/* ---- decode over the x8 layouts, two groups per zmm (pair_tmpl.h) ----- */
-
-/* 32 bytes of group 0 in lanes 0-7, of group 1 in lanes 8-15 */
-GL_ALWAYS_INLINE __m512i pair_load(const int8_t *q0, const int8_t *q1)
-{
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)q0)),
-                              _mm256_loadu_si256((const __m256i *)q1), 1);
-}
-
-/* Q8_0: a = w ^ 0x80 (unsigned), isum starts at -128 sum(x) */
-GL_ALWAYS_INLINE __m512i pair_isums_q8(const block_q8_0x8 *b0, const block_q8_0x8 *b1,
-                                       const int8_t *xq, __m512i isum)
-{
-    const __m512i bias = _mm512_set1_epi8(-128);
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++) {
-        const __m512i a = _mm512_xor_si512(pair_load(b0->qs + 32 * k, b1->qs + 32 * k), bias);
-        isum = _mm512_dpbusd_epi32(isum, a, _mm512_set1_epi32(x8_load32(xq + 4 * k)));
-    }
-    return isum;
-}
-
-#define PAIR_NAME     matmul_q8_0_x8_vnni_mix
-#define PAIR_FALLBACK matmul_q8_0_x8_vnni_tuned
-#define PAIR_WBLK     block_q8_0x8
-#define PAIR_SHIFT    7
-#define PAIR_ISUMS    pair_isums_q8
-#include "arch/x86/avx512/pair_tmpl.h"
-
 /* ---- Q4_0x16 (src/quant.h) with vpdpbusd, one zmm lane per row ---------
  * Template and exactness argument: arch/x86/avx2/x8_tmpl.h, here with 16
  * lanes. Each 64-byte load is 4 bytes of each of 16 rows; a = nibble u
@@ -219,10 +190,50 @@ GL_ALWAYS_INLINE void x16_isums_q4_vnni(const block_q4_0x16 *blk, const int8_t *
 #define XV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
 #define XV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
 #define XV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define X8_TS                           2
 #define X8_NAME                         matmul_q4_0_x16_vnni
 #define X8_WBLK                         block_q4_0x16
 #define X8_SHIFT                        3
 #define X8_ISUMS                        x16_isums_q4_vnni
+#define X8_LINK                         static
+#include "arch/x86/avx2/x8_tmpl.h"
+
+/* ---- Q8_0x16 (src/quant.h) with vpdpbusd, one zmm lane per row ---------
+ * As Q8_0x8 (a = w ^ 0x80 = w + 128, isum starts at -128 sum(x)), each
+ * 64-byte load 4 bytes of each of 16 rows: no inserts. */
+GL_ALWAYS_INLINE void x16_isums_q8_vnni(const block_q8_0x16 *blk, const int8_t *const *xq,
+                                        __m512i *isum, const int nc)
+{
+    const __m512i bias = _mm512_set1_epi8(-128);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        const __m512i a =
+            _mm512_xor_si512(_mm512_loadu_si512((const void *)(blk->qs + 64 * k)), bias);
+#pragma GCC unroll 16
+        for (int c = 0; c < nc; c++)
+            isum[c] = _mm512_dpbusd_epi32(isum[c], a, _mm512_set1_epi32(x8_load32(xq[c] + 4 * k)));
+    }
+}
+
+#define X8_ROWS                         GL_X16_ROWS
+#define XV_PS                           __m512
+#define XV_EPI32                        __m512i
+#define XV_ZERO_PS()                    _mm512_setzero_ps()
+#define XV_LOADU_PS(p)                  _mm512_loadu_ps(p)
+#define XV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
+#define XV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
+#define XV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
+#define XV_SET1_EPI32(v)                _mm512_set1_epi32(v)
+#define XV_SET1_PS(v)                   _mm512_set1_ps(v)
+#define XV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
+#define XV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
+#define XV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
+#define XV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
+#define X8_TS                           2
+#define X8_NAME                         matmul_q8_0_x16_vnni
+#define X8_WBLK                         block_q8_0x16
+#define X8_SHIFT                        7
+#define X8_ISUMS                        x16_isums_q8_vnni
 #define X8_LINK                         static
 #include "arch/x86/avx2/x8_tmpl.h"
 
@@ -357,15 +368,15 @@ void GL_AVX512_INIT(gl_kernels *k)
         k->matmul[GGUF_T_Q8_0] = matmul_q8_0_vnni;
         k->matmul[GGUF_T_Q4_0] = matmul_q4_0_vnni;
         /* the decode tune's instances (src/tune.h); with 256-bit products
-         * (tune +ymm) Q4_0 keeps the AVX2 table's Q4_0x8 layout and kernel
-         * and Q8_0x8 takes one group per ymm */
+         * (tune +ymm) Q4_0 and Q8_0 keep the AVX2 table's x8 layouts, Q8_0x8
+         * with vpdpbusd on ymm */
         const int t = k->tune.id;
-        if (k->tune.ymm) {
-            k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni_tuned[t];
-        } else {
-            k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni_mix_tuned[t];
+        k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni_tuned[t];
+        if (!k->tune.ymm) {
             k->matmul_packed[GL_LAYOUT_Q4_0X16] = matmul_q4_0_x16_vnni_tuned[t];
+            k->matmul_packed[GL_LAYOUT_Q8_0X16] = matmul_q8_0_x16_vnni_tuned[t];
             gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_0X16);
+            gl_kernels_prefer_layout(k, GL_LAYOUT_Q8_0X16);
         }
 #if GL_AVX512_KQUANTS
         legacy_init_vnni(k);
