@@ -106,21 +106,28 @@ static GL_DECL_MATMUL_FN(matmul_q8_0_vnni);
  * sums, no scale gathers. */
 #define X8_C 8
 
-/* Q8_0x8: a = w ^ 0x80 = w + 128 (unsigned), x signed; isum starts at
- * -128 sum(x). Exact for every int8 pair, -128 included. */
-GL_ALWAYS_INLINE void x8_isums_q8_vnni(const block_q8_0x8 *blk, const int8_t *const *xq,
-                                       __m256i *isum, const int nc)
-{
-    const __m256i bias = _mm256_set1_epi8(-128);
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++) {
-        const __m256i a =
-            _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k)), bias);
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++)
-            isum[c] = _mm256_dpbusd_epi32(isum[c], a, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
+/* Q8_0 row groups (x8: ymm, x16: zmm): a = w ^ 0x80 = w + 128 (unsigned),
+ * x signed; isum starts at -128 sum(x). Exact for every int8 pair, -128
+ * included. */
+#define DEF_Q8_ISUMS(name, WBLK, V, W, LOAD, XOR, SET1_8, SET1_32, DPBUSD)                         \
+    GL_ALWAYS_INLINE void name(const WBLK *blk, const int8_t *const *xq, V *isum, const int nc)    \
+    {                                                                                              \
+        const V bias = SET1_8(-128);                                                               \
+        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++)                                        \
+        {                                                                                          \
+            const V a = XOR(LOAD((const void *)(blk->qs + (W)*k)), bias);                          \
+            _Pragma("GCC unroll 16") for (int c = 0; c < nc; c++) isum[c] =                        \
+                DPBUSD(isum[c], a, SET1_32(x8_load32(xq[c] + 4 * k)));                             \
+        }                                                                                          \
     }
+
+GL_ALWAYS_INLINE __m256i q8_load256(const void *p)
+{
+    return _mm256_loadu_si256((const __m256i *)p);
 }
+
+DEF_Q8_ISUMS(x8_isums_q8_vnni, block_q8_0x8, __m256i, 32, q8_load256, _mm256_xor_si256,
+             _mm256_set1_epi8, _mm256_set1_epi32, _mm256_dpbusd_epi32)
 
 #define X8_NAME  matmul_q8_0_x8_vnni
 #define X8_WBLK  block_q8_0x8
@@ -176,65 +183,28 @@ GL_ALWAYS_INLINE void x16_isums_q4_vnni(const block_q4_0x16 *blk, const int8_t *
     }
 }
 
-#define X8_ROWS                         GL_X16_ROWS
-#define XV_PS                           __m512
-#define XV_EPI32                        __m512i
-#define XV_ZERO_PS()                    _mm512_setzero_ps()
-#define XV_LOADU_PS(p)                  _mm512_loadu_ps(p)
-#define XV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
-#define XV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
-#define XV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
-#define XV_SET1_EPI32(v)                _mm512_set1_epi32(v)
-#define XV_SET1_PS(v)                   _mm512_set1_ps(v)
-#define XV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
-#define XV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
-#define XV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
-#define XV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
-#define X8_TS                           2
-#define X8_NAME                         matmul_q4_0_x16_vnni
-#define X8_WBLK                         block_q4_0x16
-#define X8_SHIFT                        3
-#define X8_ISUMS                        x16_isums_q4_vnni
-#define X8_LINK                         static
+#include "arch/x86/avx512/x16_lanes.h"
+#define X8_TS    2
+#define X8_NAME  matmul_q4_0_x16_vnni
+#define X8_WBLK  block_q4_0x16
+#define X8_SHIFT 3
+#define X8_ISUMS x16_isums_q4_vnni
+#define X8_LINK  static
 #include "arch/x86/avx2/x8_tmpl.h"
 
 /* ---- Q8_0x16 (src/quant.h) with vpdpbusd, one zmm lane per row ---------
  * As Q8_0x8 (a = w ^ 0x80 = w + 128, isum starts at -128 sum(x)), each
  * 64-byte load 4 bytes of each of 16 rows: no inserts. */
-GL_ALWAYS_INLINE void x16_isums_q8_vnni(const block_q8_0x16 *blk, const int8_t *const *xq,
-                                        __m512i *isum, const int nc)
-{
-    const __m512i bias = _mm512_set1_epi8(-128);
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++) {
-        const __m512i a =
-            _mm512_xor_si512(_mm512_loadu_si512((const void *)(blk->qs + 64 * k)), bias);
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++)
-            isum[c] = _mm512_dpbusd_epi32(isum[c], a, _mm512_set1_epi32(x8_load32(xq[c] + 4 * k)));
-    }
-}
+DEF_Q8_ISUMS(x16_isums_q8_vnni, block_q8_0x16, __m512i, 64, _mm512_loadu_si512, _mm512_xor_si512,
+             _mm512_set1_epi8, _mm512_set1_epi32, _mm512_dpbusd_epi32)
 
-#define X8_ROWS                         GL_X16_ROWS
-#define XV_PS                           __m512
-#define XV_EPI32                        __m512i
-#define XV_ZERO_PS()                    _mm512_setzero_ps()
-#define XV_LOADU_PS(p)                  _mm512_loadu_ps(p)
-#define XV_STOREU_PS(p, v)              _mm512_storeu_ps(p, v)
-#define XV_LOAD_LANES_PS(p, lo, hi)     gl512_load_lanes_ps(p, lo, hi)
-#define XV_STORE_LANES_PS(p, lo, hi, v) gl512_store_lanes_ps(p, lo, hi, v)
-#define XV_SET1_EPI32(v)                _mm512_set1_epi32(v)
-#define XV_SET1_PS(v)                   _mm512_set1_ps(v)
-#define XV_ADD_PS(a, b)                 _mm512_add_ps(a, b)
-#define XV_MUL_PS(a, b)                 _mm512_mul_ps(a, b)
-#define XV_CVTEPI32_PS(v)               gl512_cvtepi32_ps(v)
-#define XV_LOAD_D(d)                    gl512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(d)))
-#define X8_TS                           2
-#define X8_NAME                         matmul_q8_0_x16_vnni
-#define X8_WBLK                         block_q8_0x16
-#define X8_SHIFT                        7
-#define X8_ISUMS                        x16_isums_q8_vnni
-#define X8_LINK                         static
+#include "arch/x86/avx512/x16_lanes.h"
+#define X8_TS    2
+#define X8_NAME  matmul_q8_0_x16_vnni
+#define X8_WBLK  block_q8_0x16
+#define X8_SHIFT 7
+#define X8_ISUMS x16_isums_q8_vnni
+#define X8_LINK  static
 #include "arch/x86/avx2/x8_tmpl.h"
 
 /* ---- float products, 16 lanes ------------------------------------------
