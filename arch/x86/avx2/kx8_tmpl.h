@@ -134,9 +134,12 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
     for (int g = 0; g < ng; g++)
         acc[g] = KV_ZERO_PS();
     for (int b = 0; b < kn; b++) {
-        const int8_t *xq[1] = { xs[b].qs };
         const kx_xprep *xpp[1] = { &xp[b] };
         for (int g = 0; g < ng; g++) {
+            /* opaque per group: else gcc hoists the body's activation
+             * broadcasts out of the group loop and keeps them as full
+             * vectors on the stack (simd.h gl512_dpbusd_bcast) */
+            const int8_t *xq[1] = { gl_opaque_ptr(xs[b].qs) };
             const KX_WBLK *blk = (const KX_WBLK *)(w + (size_t)g * gb) + b;
             KV_EPI32 isum = KV_ZERO_EPI32(), imin = KV_ZERO_EPI32();
 #ifdef KX_ISUMS_PF

@@ -91,6 +91,14 @@ GL_ALWAYS_INLINE void x8_store_rows(float *y, __m256 v, int m)
     }
 }
 
+/* p, as a value gcc cannot see through (so it cannot hoist what is computed
+ * from it out of the loop around the call) */
+GL_ALWAYS_INLINE const int8_t *gl_opaque_ptr(const int8_t *p)
+{
+    __asm__("" : "+r"(p));
+    return p;
+}
+
 GL_ALWAYS_INLINE int32_t x8_load32(const void *p)
 {
     int32_t v;

@@ -26,6 +26,10 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
                                const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
                                const int nc)
 {
+    const int8_t *xo[KX_C];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        xo[c] = gl_opaque_ptr(xq[c]);
     kx16_sc4 sc;
     KS_PREP(blk, xp, &sc, imin, nc);
 #pragma GCC unroll 2
@@ -49,10 +53,8 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
                     for (int i = 0; i < KS_KSTEP; i++)
 #pragma GCC unroll 4
                         for (int s = 0; s < 4; s++)
-                            acc[c][s] =
-                                _mm512_dpbusd_epi32(acc[c][s], u[4 * i + s],
-                                                    _mm512_set1_epi32(x8_load32(
-                                                        xq[c] + 128 * h + 32 * s + 4 * (k + i))));
+                            acc[c][s] = gl512_dpbusd_bcast(acc[c][s], u[4 * i + s],
+                                                           xo[c] + 128 * h + 32 * s + 4 * (k + i));
             }
 #pragma GCC unroll 4
             for (int s = 0; s < 4; s++) {
@@ -70,6 +72,7 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
 GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
                                 __m512i *isum, __m512i *imin, const kx_pf *pf)
 {
+    xq = gl_opaque_ptr(xq);
     kx16_sc4 sc;
     KS_PREP(blk, &xp, &sc, imin, 1);
 #pragma GCC unroll 2
@@ -92,9 +95,8 @@ GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_x
                 for (int i = 0; i < KS_KSTEP; i++)
 #pragma GCC unroll 4
                     for (int s = 0; s < 4; s++)
-                        acc[half][s] = _mm512_dpbusd_epi32(
-                            acc[half][s], u[4 * i + s],
-                            _mm512_set1_epi32(x8_load32(xq + 128 * h + 32 * s + 4 * (k + i))));
+                        acc[half][s] = gl512_dpbusd_bcast(acc[half][s], u[4 * i + s],
+                                                          xq + 128 * h + 32 * s + 4 * (k + i));
             }
 #pragma GCC unroll 2
         for (int half = 0; half < 2; half++)

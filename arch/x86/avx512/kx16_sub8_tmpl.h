@@ -24,6 +24,10 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
                                const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
                                const int nc)
 {
+    const int8_t *xo[KX_C];
+#pragma GCC unroll 8
+    for (int c = 0; c < nc; c++)
+        xo[c] = gl_opaque_ptr(xq[c]);
     __m512i sc[2];
     KP_PREP(blk, xp, sc, imin, nc);
 #pragma GCC unroll 4
@@ -40,10 +44,8 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
             KP_UNITS(blk, i, k, lo, hi);
 #pragma GCC unroll 8
             for (int c = 0; c < nc; c++) {
-                al[c] = _mm512_dpbusd_epi32(al[c], lo,
-                                            _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k)));
-                ah[c] = _mm512_dpbusd_epi32(
-                    ah[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k)));
+                al[c] = gl512_dpbusd_bcast(al[c], lo, xo[c] + 64 * i + 4 * k);
+                ah[c] = gl512_dpbusd_bcast(ah[c], hi, xo[c] + 64 * i + 32 + 4 * k);
             }
         }
 #pragma GCC unroll 8
@@ -58,6 +60,7 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
 GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
                                 __m512i *isum, __m512i *imin, const kx_pf *pf)
 {
+    xq = gl_opaque_ptr(xq);
     __m512i sc[2];
     KP_PREP(blk, &xp, sc, imin, 1);
     __m512i al[4], ah[4];
@@ -73,10 +76,8 @@ GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_x
         for (int i = 0; i < 4; i++) {
             __m512i lo, hi;
             KP_UNITS(blk, i, k, lo, hi);
-            al[i] =
-                _mm512_dpbusd_epi32(al[i], lo, _mm512_set1_epi32(x8_load32(xq + 64 * i + 4 * k)));
-            ah[i] = _mm512_dpbusd_epi32(ah[i], hi,
-                                        _mm512_set1_epi32(x8_load32(xq + 64 * i + 32 + 4 * k)));
+            al[i] = gl512_dpbusd_bcast(al[i], lo, xq + 64 * i + 4 * k);
+            ah[i] = gl512_dpbusd_bcast(ah[i], hi, xq + 64 * i + 32 + 4 * k);
         }
     }
 #pragma GCC unroll 4

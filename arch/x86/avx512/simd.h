@@ -22,6 +22,25 @@
 
 #include "arch/x86/avx2/util.h"
 
+/* acc + dpbusd(u, the int32 at p in every lane), with the broadcast folded
+ * into the instruction ({1to16}). Written with the intrinsics, gcc hoists
+ * the broadcasts a decode body shares between its row groups out of the
+ * group loop, materialises them as 64-byte vectors on the stack and reloads
+ * those: 4 KiB of stores per super-block step and a full-width load per
+ * product, which the streaming kernels paid for in bandwidth (bench/
+ * RESULTS.md 2026-12-03). Same instruction, same bits. A body that calls
+ * it passes its activation pointer through gl_opaque_ptr first, or gcc
+ * hoists the 64 addresses themselves into registers and spills those. */
+GL_ALWAYS_INLINE __m512i gl512_dpbusd_bcast(__m512i acc, __m512i u, const void *p)
+{
+#ifdef GL_USE_SIMDE
+    return _mm512_dpbusd_epi32(acc, u, _mm512_set1_epi32(x8_load32(p)));
+#else
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)p));
+    return acc;
+#endif
+}
+
 /* The first m (0..16) floats at p, zeros after; reads only those m. */
 GL_ALWAYS_INLINE __m512 gl512_load_part_ps(const float *p, int m)
 {
