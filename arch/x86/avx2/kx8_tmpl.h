@@ -99,16 +99,22 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
         acc[c] = first ? KV_ZERO_PS() : full ? KV_LOADU_PS(ys[c]) : KV_LOAD_LANES_PS(ys[c], lo, hi);
     for (int b = 0; b < kn; b++) {
         const KX_WBLK *blk = wb + b;
-        /* the first column tile streams the weights: at the K-quant
-         * distances (a super-block is 2-3.5 KiB; the 32-element layouts'
-         * 2 KiB reached less than one ahead), TinyLlama batch-8 decode
-         * Q4_K_M 1 thread +10 %, Q6_K +4 %, prefill unchanged
-         * (bench/RESULTS.md 2026-12-03) */
+        /* the first column tile streams the weights. The 16-row layouts
+         * prefetch at the K-quant distances (their blocks are 1.3-3.3 KiB:
+         * the 32-element layouts' 2 KiB is about one block ahead):
+         * TinyLlama batch-8 decode Q4_K_M 1 thread +10 %, Q6_K +4 %,
+         * prefill unchanged; the AVX2 8-row ones, compute-bound, lost up to
+         * 9 % at batch 4 that way (bench/RESULTS.md 2026-12-03) */
+#if KX_ROWS == 16
         if (stream) {
             const kx_pf pf = { (const char *)blk + gl_tunes[tune].kx_far,
                                (const char *)blk + gl_tunes[tune].kx_near, gl_tunes[tune].far_t0 };
             kx_pf_part(&pf, 0, 1, sizeof(KX_WBLK));
         }
+#else
+        if (stream)
+            gl_prefetch_streams(tune, (const char *)blk, 0, 1, 0, sizeof(KX_WBLK), SIZE_MAX, 0);
+#endif
         const int8_t *xq[KX_C];
         const kx_xprep *xpp[KX_C];
         KV_EPI32 isum[KX_C], imin[KX_C];
