@@ -72,7 +72,6 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
 GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
                                 __m512i *isum, __m512i *imin, const kx_pf *pf)
 {
-    xq = gl_opaque_ptr(xq);
     kx16_sc4 sc;
     KS_PREP(blk, &xp, &sc, imin, 1);
 #pragma GCC unroll 2

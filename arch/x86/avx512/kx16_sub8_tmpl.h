@@ -60,7 +60,6 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
 GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
                                 __m512i *isum, __m512i *imin, const kx_pf *pf)
 {
-    xq = gl_opaque_ptr(xq);
     __m512i sc[2];
     KP_PREP(blk, &xp, sc, imin, 1);
     __m512i al[4], ah[4];

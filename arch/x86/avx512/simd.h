@@ -28,9 +28,10 @@
  * group loop, materialises them as 64-byte vectors on the stack and reloads
  * those: 4 KiB of stores per super-block step and a full-width load per
  * product, which the streaming kernels paid for in bandwidth (bench/
- * RESULTS.md 2026-12-03). Same instruction, same bits. A body that calls
- * it passes its activation pointer through gl_opaque_ptr first, or gcc
- * hoists the 64 addresses themselves into registers and spills those. */
+ * RESULTS.md 2026-12-03). Same instruction, same bits. Its activation
+ * pointer must be opaque inside the group or tile loop (gl_opaque_ptr:
+ * kx8_tmpl.h's decode loop, the x16 tile bodies), or gcc hoists the 64
+ * addresses themselves into registers and spills those. */
 GL_ALWAYS_INLINE __m512i gl512_dpbusd_bcast(__m512i acc, __m512i u, const void *p)
 {
 #ifdef GL_USE_SIMDE
