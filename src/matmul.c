@@ -60,8 +60,29 @@ static void unit_rows(const gl_weight *w, int first, int u0, int u1, int *r0, in
  * slower (perf: ~8 % of decode time waiting at the ends of regions);
  * stealing single units from the back instead read them backwards, one
  * cold 16-row stream each (decode ~0.7 % slower). Which thread computes a
- * row never changes its value. */
-enum { OWN_UNITS_DECODE = 4 };
+ * row never changes its value.
+ *
+ * A decode piece is about DECODE_PIECE_BYTES of weights: every kernel call
+ * pays a start (the activation's per-block sums and scales, streams that
+ * begin cold), which pieces of one 64-row lockstep set (4 units) paid
+ * every ~20-200 KB; pieces of ~320 KB took 2-thread decode 1-6 % faster
+ * (bench/RESULTS.md, 2026-12-03 second sitting) while the stealing keeps
+ * the ends of regions even. Pieces stay whole multiples of
+ * DECODE_PIECE_GRAIN units, the four 16-row groups the decode kernels read
+ * in lockstep: a piece with a partial set reads its last groups as single
+ * streams (TinyLlama Q4_0 with pieces of 14 and 5 units: 4-6 % slower
+ * than with 4). */
+enum { DECODE_PIECE_GRAIN = 4, DECODE_PIECE_BYTES = 320 << 10 };
+
+static int decode_piece_units(const mm_task *t)
+{
+    size_t row_bytes = 0;
+    for (int j = 0; j < t->n_jobs; j++)
+        row_bytes = t->jobs[j].w->row_bytes > row_bytes ? t->jobs[j].w->row_bytes : row_bytes;
+    const size_t set_bytes = row_bytes * ROW_GRAIN * DECODE_PIECE_GRAIN;
+    const size_t sets = set_bytes ? DECODE_PIECE_BYTES / set_bytes : 1;
+    return DECODE_PIECE_GRAIN * (sets > 1 ? (int)sets : 1);
+}
 
 /* Claims n units from the front of r, or (from_back) the back half of what
  * is left, at least one unit. A range emptied by its owner only changes
@@ -177,10 +198,10 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
         atomic_store_explicit(&t.ranges[i].front_back, (uint64_t)u1 << 32 | (uint32_t)u0,
                               memory_order_relaxed);
     }
-    /* decode streams in small pieces so a thief finds work left; prefill
-     * takes its whole share at once (compute-bound, so an even split stays
-     * even, and every call repeats per-column setup) */
-    t.own_units = nb > 2 ? units : OWN_UNITS_DECODE;
+    /* decode streams in pieces so a thief finds work left; prefill takes
+     * its whole share at once (compute-bound, so an even split stays even,
+     * and every call repeats per-column setup) */
+    t.own_units = nb > 2 ? units : decode_piece_units(&t);
     uint64_t bytes = 0; /* for a traced run's breakdown (gl_threadpool_tag) */
     for (int j = 0; j < t.n_jobs; j++)
         bytes += (uint64_t)t.jobs[j].w->n_out * t.jobs[j].w->row_bytes;
