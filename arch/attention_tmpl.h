@@ -22,6 +22,9 @@
  *                          t < AT_NT, each sum in the order of the
  *                          backend's single-head float kernels
  *   AT_JB                  V rows per accumulation block
+ *   AT_TT                  accumulators per key-transposed scores tile
+ *   AT_SET1(x)             every lane x
+ *   AT_MUL(v, s)           v * s per lane (s a float)
  *   AT_FN(name)            a kernel's name, AT_LINKAGE its storage class
  *
  * Scores: every dot product takes exactly the operations of the backend's
@@ -173,6 +176,101 @@ GL_ALWAYS_INLINE void scores_g(const int kt, float *scores, size_t ss, const flo
     }
 }
 
+/* ---- scores over key-transposed blocks ----------------------------------
+ * A vector holds AT_W keys of a block row (one dimension), so a key's dot
+ * product stays in its lane: one FMA per dimension in order from zero, then
+ * * scale, the exact definition of kernels.h (no lane sums, and bit-identical
+ * to generic). A tile is NB blocks x C queries (NB AT_KV C <= AT_TT
+ * accumulators): each block row is loaded (and converted) once for C
+ * queries, and NB blocks give the FMA chains of few queries company. */
+#define AT_KV (GL_KT_BLOCK / AT_W) /* vectors per block row */
+
+/* res[c * rs + b * GL_KT_BLOCK + l] = scale * (q_c . key l of block b) */
+GL_ALWAYS_INLINE void kt_tile(const int kt, const int NB, const int C, const char *blk, size_t bb,
+                              const float *const *qs, int len, float scale, float *res, int rs,
+                              const char *pf)
+{
+    const size_t row = (size_t)GL_KT_BLOCK * (kt == KT_F16 ? 2 : 4);
+    const int per_line = row < 64 ? (int)(64 / row) : 1; /* block rows per cache line */
+    AT_T acc[AT_TT];
+    for (int t = 0; t < NB * AT_KV * C; t++)
+        acc[t] = AT_ZERO();
+    for (int d = 0; d < len; d++) {
+        /* the same rows of a tile further on: a line per block every
+         * per_line rows, spread over the tile's arithmetic */
+        if (pf && d % per_line == 0)
+            for (int b = 0; b < NB; b++)
+                for (size_t o = 0; o < row; o += 64)
+                    AT_PREFETCH(pf + (size_t)b * bb + (size_t)d * row + o);
+        AT_T kv[AT_TT];
+        for (int b = 0; b < NB; b++)
+            for (int v = 0; v < AT_KV; v++)
+                kv[b * AT_KV + v] = AT_LD(kt, blk + (size_t)b * bb + (size_t)d * row, v * AT_W);
+        for (int c = 0; c < C; c++) {
+            const AT_T qv = AT_SET1(qs[c][d]);
+            for (int t = 0; t < NB * AT_KV; t++)
+                acc[c * NB * AT_KV + t] = AT_FMA(acc[c * NB * AT_KV + t], kv[t], qv);
+        }
+    }
+    for (int c = 0; c < C; c++)
+        for (int t = 0; t < NB * AT_KV; t++)
+            AT_ST_F32(res + c * rs + t * AT_W, AT_MUL(acc[c * NB * AT_KV + t], scale));
+}
+
+GL_ALWAYS_INLINE void kt_scores_c(const int kt, const int C, float *scores, size_t ss,
+                                  const float *q, size_t qstr, int nq, const char *k, int lane0,
+                                  int nk, int len, float scale)
+{
+    const int NB = AT_TT / (AT_KV * C) > 0 ? AT_TT / (AT_KV * C) : 1;
+    const size_t bb = (size_t)len * GL_KT_BLOCK * (kt == KT_F16 ? 2 : 4); /* block bytes */
+    const int nblk = (lane0 + nk + GL_KT_BLOCK - 1) / GL_KT_BLOCK;
+    const bool pf = (size_t)nblk * bb >= AT_PF_MIN;
+    const int ahead = (int)(AT_PF_BYTES / (NB * bb)) + 1; /* tiles */
+    float res[AT_TT * GL_KT_BLOCK];                       /* C NB <= AT_TT */
+    for (int b0 = 0; b0 < nblk; b0 += NB) {
+        const int nbk = nblk - b0 < NB ? nblk - b0 : NB;
+        const char *blk = k + (size_t)b0 * bb;
+        const char *pfb = pf && b0 + ahead * NB + NB <= nblk ? blk + (size_t)ahead * NB * bb : NULL;
+        /* keys [j0, j1) of this tile, at res offset j0 - first */
+        const int first = b0 * GL_KT_BLOCK - lane0;
+        const int j0 = first > 0 ? first : 0;
+        const int j1 = first + nbk * GL_KT_BLOCK < nk ? first + nbk * GL_KT_BLOCK : nk;
+        for (int h = 0; h < nq; h += C) {
+            const int nc = nq - h < C ? nq - h : C;
+            const float *qs[8];
+            for (int c = 0; c < C; c++)
+                qs[c] = q + (size_t)(h + (c < nc ? c : nc - 1)) * qstr;
+            if (nbk == NB)
+                kt_tile(kt, NB, C, blk, bb, qs, len, scale, res, NB * GL_KT_BLOCK,
+                        h == 0 ? pfb : NULL);
+            else
+                for (int b = 0; b < nbk; b++)
+                    kt_tile(kt, 1, C, blk + (size_t)b * bb, bb, qs, len, scale,
+                            res + b * GL_KT_BLOCK, NB * GL_KT_BLOCK, NULL);
+            for (int c = 0; c < nc; c++)
+                memcpy(scores + (size_t)(h + c) * ss + j0,
+                       res + c * NB * GL_KT_BLOCK + (j0 - first),
+                       (size_t)(j1 - j0) * sizeof(float));
+        }
+    }
+}
+
+GL_ALWAYS_INLINE void kt_scores(const int kt, float *scores, size_t ss, const float *q, size_t qstr,
+                                int nq, const void *k, int lane0, int nk, int len, float scale)
+{
+    const char *kb = (const char *)k;
+    if (nq >= 8 && AT_KV * 8 <= AT_TT)
+        kt_scores_c(kt, AT_KV * 8 <= AT_TT ? 8 : 1, scores, ss, q, qstr, nq, kb, lane0, nk, len,
+                    scale);
+    else if (nq >= 4 && AT_KV * 4 <= AT_TT)
+        kt_scores_c(kt, AT_KV * 4 <= AT_TT ? 4 : 1, scores, ss, q, qstr, nq, kb, lane0, nk, len,
+                    scale);
+    else if (nq >= 2)
+        kt_scores_c(kt, 2, scores, ss, q, qstr, nq, kb, lane0, nk, len, scale);
+    else
+        kt_scores_c(kt, 1, scores, ss, q, qstr, nq, kb, lane0, nk, len, scale);
+}
+
 /* Elements [i, i + m) (m <= AT_W, FULL: m == AT_W) of HB heads over nr rows. */
 GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int FULL, float *out, size_t os,
                                 const float *p, size_t ps, const char *v, size_t rs, int nr, int e0,
@@ -263,6 +361,15 @@ AT_LINKAGE GL_DECL_ATTN_ACCUM_G_FN(AT_FN(attn_accum_g_f16))
 AT_LINKAGE GL_DECL_ATTN_ACCUM_Q8_G_FN(AT_FN(attn_accum_q8_g))
 {
     accum_g(KT_Q8, out, out_stride, p, p_stride, n_q, v, row_stride, n_rows, off, len);
+}
+
+AT_LINKAGE GL_DECL_ATTN_SCORES_T_FN(AT_FN(attn_scores_t_f32))
+{
+    kt_scores(KT_F32, scores, scores_stride, q, q_stride, n_q, k, lane0, n_keys, len, scale);
+}
+AT_LINKAGE GL_DECL_ATTN_SCORES_T_FN(AT_FN(attn_scores_t_f16))
+{
+    kt_scores(KT_F16, scores, scores_stride, q, q_stride, n_q, k, lane0, n_keys, len, scale);
 }
 
 /* single-head Q8_0: one query of the group forms */

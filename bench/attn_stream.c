@@ -1,6 +1,7 @@
 /* Decode attention from a cache in DRAM: the grouped-query score and
- * accumulation kernels of each backend over head-major F16 K / V rows (the
- * engine's cache layout), one thread, one query token, many (layer, KV head)
+ * accumulation kernels of each backend over head-major F16 K / V (the
+ * engine's cache layout: keys transposed in blocks from GL_KT_MIN_GROUP
+ * query heads per KV head on, rows below), one thread, one query token, many (layer, KV head)
  * items in turn as decode visits them, the whole cache larger than the
  * last-level cache. Prints GB/s of K and V read, and that as a share of the
  * one-thread read bandwidth measured in the same run.
@@ -18,22 +19,35 @@
 #include "half.h"
 #include "kernels.h"
 
+/* key blocks of ctx positions */
+static int ctx_blocks(int ctx)
+{
+    return (ctx + GL_KT_BLOCK - 1) / GL_KT_BLOCK;
+}
+
 typedef struct as_shape {
     int ctx, hd, group;
     size_t items; /* (layer, KV head) pairs the arena holds */
 } as_shape;
 
 /* One decode step's attention over every item: scores, fixed weights in
- * place of the softmax (its cost is not the memory's), accumulation.
- * Seconds. */
+ * place of the softmax (its cost is not the memory's), accumulation. K is
+ * laid out as the engine lays it out for this group size (src/attention.c):
+ * transposed blocks from GL_KT_MIN_GROUP query heads on, rows below; V in
+ * rows. Seconds. */
 static double as_pass(const gl_kernels *k, const as_shape *s, const uint16_t *kc,
                       const uint16_t *vc, const float *q, float *scores, float *out)
 {
     const size_t per = (size_t)s->ctx * s->hd;
+    const size_t per_k = (size_t)ctx_blocks(s->ctx) * GL_KT_BLOCK * s->hd;
     const double t0 = bw_now();
     for (size_t it = 0; it < s->items; it++) {
-        k->attn_scores_g[GL_KV_F16](scores, (size_t)s->ctx, q, (size_t)s->hd, s->group,
-                                    kc + it * per, (size_t)s->hd * 2, s->ctx, s->hd, 0.088f);
+        if (s->group >= GL_KT_MIN_GROUP)
+            k->attn_scores_t[GL_KV_F16](scores, (size_t)s->ctx, q, (size_t)s->hd, s->group,
+                                        kc + it * per_k, 0, s->ctx, s->hd, 0.088f);
+        else
+            k->attn_scores_g[GL_KV_F16](scores, (size_t)s->ctx, q, (size_t)s->hd, s->group,
+                                        kc + it * per_k, (size_t)s->hd * 2, s->ctx, s->hd, 0.088f);
         for (int i = 0; i < s->group * s->ctx; i++)
             scores[i] = 1.0f / (float)s->ctx;
         memset(out, 0, sizeof *out * (size_t)(s->group * s->hd));
@@ -75,13 +89,14 @@ int main(int argc, char **argv)
                         "--head-dim 1..1024, --group 1..64\n");
         return 2;
     }
-    const size_t per_item = (size_t)s.ctx * s.hd * sizeof(uint16_t); /* K or V */
-    s.items = (mb << 20) / 2 / per_item;
+    const size_t per_item = (size_t)s.ctx * s.hd * sizeof(uint16_t); /* V (K: whole blocks) */
+    const size_t per_k = (size_t)ctx_blocks(s.ctx) * GL_KT_BLOCK * s.hd * sizeof(uint16_t);
+    s.items = (mb << 20) / 2 / per_k;
     if (s.items < 1) {
         fprintf(stderr, "attn_stream: --mb too small for one item\n");
         return 2;
     }
-    uint16_t *kc = bw_alloc(s.items * per_item), *vc = bw_alloc(s.items * per_item);
+    uint16_t *kc = bw_alloc(s.items * per_k), *vc = bw_alloc(s.items * per_item);
     float *q = malloc(sizeof *q * (size_t)(s.group * s.hd));
     float *scores = malloc(sizeof *scores * (size_t)s.group * (size_t)s.ctx);
     float *out = malloc(sizeof *out * (size_t)(s.group * s.hd));
@@ -91,10 +106,11 @@ int main(int argc, char **argv)
     }
     /* values in [-1, 1) as F16 */
     uint64_t r = 88172645463325252ull;
-    for (size_t i = 0; i < s.items * per_item / 2; i++) {
+    for (size_t i = 0; i < s.items * per_k / 2; i++) {
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
         kc[i] = gl_f32_to_f16((float)(int)(r & 0xffff) / 32768.0f - 1.0f);
-        vc[i] = gl_f32_to_f16((float)(int)(r >> 16 & 0xffff) / 32768.0f - 1.0f);
+        if (i < s.items * per_item / 2)
+            vc[i] = gl_f32_to_f16((float)(int)(r >> 16 & 0xffff) / 32768.0f - 1.0f);
     }
     for (int i = 0; i < s.group * s.hd; i++)
         q[i] = (float)(i % 7) / 7.0f - 0.5f;
@@ -104,7 +120,7 @@ int main(int argc, char **argv)
         return 1;
     const double bw = bw_measure(pool, kc, s.items * per_item, 3);
     gl_threadpool_free(pool);
-    const double bytes = 2.0 * (double)s.items * (double)per_item;
+    const double bytes = (double)s.items * (double)(per_k + per_item);
     printf("read bandwidth, 1 thread: %.1f GB/s; cache %.0f MiB = %zu items of %d positions x "
            "%d dims, %d query heads each\n",
            bw, bytes / (1 << 20), s.items, s.ctx, s.hd, s.group);

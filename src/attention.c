@@ -53,13 +53,25 @@ static int add_positions(const gl_ctx *c, gl_kv_run *r, int n, int64_t lo, int64
     return n;
 }
 
+/* Whether batch row b is the only row of its sequence (decode steps,
+ * batched or not): then its own K/V can go straight to its ring slot, which
+ * none of the batch's queries reads before (the position that slot held is
+ * outside every window of the sequence from p on). */
+static bool row_alone(const gl_ctx *c, int b)
+{
+    return c->row_first[b] == b && (b + 1 == c->plan_nb || c->row_first[b + 1] == b + 1);
+}
+
 /* Plans the runs of every row for a layer that attends to at most `limit`
- * latest positions (the ring's own limit applies too; 0: none). */
+ * latest positions (the ring's own limit applies too; 0: none). A row whose
+ * K/V the attention stores first (kv_in_region) reads them from the ring. */
 static void plan_runs(gl_ctx *c, int nb, int64_t limit, gl_kv_run *runs, int *n_runs)
 {
     const int window = c->n_ctx - c->n_keep;
     for (int b = 0; b < nb; b++) {
-        const int64_t p = c->row_pos[b], pos0 = c->row_pos[c->row_first[b]];
+        const int64_t p = c->row_pos[b];
+        const int64_t pos0 =
+            c->kv_in_region && row_alone(c, b) ? p + 1 : c->row_pos[c->row_first[b]];
         const int first = c->row_first[b];
         gl_kv_run *r = runs + (size_t)b * GL_MAX_RUNS;
         const int64_t oldest = limit > 0 ? p - limit + 1 : 0; /* sliding-window layers */
@@ -77,18 +89,41 @@ static void plan_runs(gl_ctx *c, int nb, int64_t limit, gl_kv_run *runs, int *n_
 
 void gl_kv_plan(gl_ctx *c, int nb)
 {
+    /* Rows alone in their sequence have their K/V formatted and stored by
+     * the thread that computes their attention, in the attention region,
+     * when each (row, KV head) is one work item (every thread has one):
+     * no serial store after it, and the lines a store writes (the whole
+     * block of transposed keys) stay in the cache of the thread that reads
+     * them at the next token. Q8_0 rows hold every head, so a block may be
+     * shared by two items: stored after the region as before. */
+    c->plan_nb = nb;
+    c->kv_in_region =
+        c->kv_type != GL_KV_Q8_0 && nb * c->m->cfg.n_kv_heads >= gl_threadpool_size(c->pool);
     plan_runs(c, nb, 0, c->runs, c->n_runs);
     if (c->runs_swa)
         plan_runs(c, nb, c->m->cfg.swa_window, c->runs_swa, c->n_runs_swa);
 }
 
 /* Layout of one (sequence, layer) of the K or V cache. F16 / F32 caches are
- * head-major, [kv_head][n_ctx][head_dim]: the rows one attention item reads
- * (one KV head, every cached position) are one contiguous stream, which the
- * hardware prefetchers follow, where position-major rows gave each thread
- * pieces of head_dim elements every kv_row_bytes (TinyLlama Q4_0 decode at
- * 4096 cached positions: 35.3 -> 30.5 ms per token). Q8_0 caches stay
- * position-major, [n_ctx][kv_row]: a block may span heads (head_dim < 32). */
+ * head-major, [kv_head][n_ctx_alloc][head_dim]: the rows one attention item
+ * reads (one KV head, every cached position) are one contiguous stream,
+ * which the hardware prefetchers follow, where position-major rows gave each
+ * thread pieces of head_dim elements every kv_row_bytes (TinyLlama Q4_0
+ * decode at 4096 cached positions: 35.3 -> 30.5 ms per token).
+ *
+ * Where a KV head serves GL_KT_MIN_GROUP or more query heads, its keys are
+ * moreover transposed in blocks of GL_KT_BLOCK positions (k_transposed:
+ * [kv_head][block][head_dim][GL_KT_BLOCK], kernels.h attn_scores_t). A
+ * vector then holds one dimension of several keys and each score is a
+ * chain of FMAs in its own lane, where key rows need a sum across the lanes
+ * of every score, which bounds attention once many queries share each row.
+ * bench/attn_stream, 1024 positions, AVX-512 on a Zen 5, F16 cache, scores
+ * and accumulation: 4 query heads per KV head 1.05-1.16x, 7 1.24x, 8
+ * 1.42-1.55x; but 1-3 0.89-1.02x (hd 64-256), where the memory bounds it and
+ * a row is one stream: those keep rows. (AVX2: 4-8 heads 1.02-1.06x.)
+ * n_ctx_alloc is n_ctx rounded up to whole blocks. Values stay rows: their
+ * accumulation is lane-parallel already. Q8_0 caches stay position-major,
+ * [n_ctx][kv_row], neither: a block may span heads (head_dim < 32). */
 static bool head_major(const gl_ctx *c)
 {
     return c->kv_type != GL_KV_Q8_0;
@@ -101,10 +136,12 @@ static size_t head_bytes(const gl_ctx *c)
 
 /* Rows of KV head h from slot s on, and their stride, within a layer (a
  * position-major row is addressed at its start: Q8_0 kernels take the
- * head's element offset). */
+ * head's element offset). In transposed keys the same offset at a block's
+ * first slot is that block's start. */
 static size_t slot_off(const gl_ctx *c, int h, size_t s)
 {
-    return head_major(c) ? ((size_t)h * (size_t)c->n_ctx + s) * head_bytes(c) : s * c->kv_row_bytes;
+    return head_major(c) ? ((size_t)h * (size_t)c->n_ctx_alloc + s) * head_bytes(c)
+                         : s * c->kv_row_bytes;
 }
 static size_t cache_stride(const gl_ctx *c)
 {
@@ -114,21 +151,74 @@ static size_t cache_stride(const gl_ctx *c)
 /* Byte offset of (sequence, layer) in the K or V cache. */
 static size_t cache_off(const gl_ctx *c, int seq, int layer)
 {
-    return (size_t)seq * c->seq_cache_bytes + (size_t)layer * c->n_ctx * c->kv_row_bytes;
+    return (size_t)seq * c->seq_cache_bytes + (size_t)layer * c->n_ctx_alloc * c->kv_row_bytes;
+}
+
+/* Transposed keys of the chunk are in the same blocks, [kv_head][chunk block]
+ * [head_dim][GL_KT_BLOCK], batch row b at block b / GL_KT_BLOCK, so a
+ * chunk's own keys go through the same kernel as cached ones (the same bits
+ * however a sequence is cut into chunks). */
+static size_t chunk_rows(const gl_ctx *c)
+{
+    return ((size_t)c->n_batch + GL_KT_BLOCK - 1) / GL_KT_BLOCK * GL_KT_BLOCK;
+}
+
+/* Element (slot s, dimension d) of KV head h in a transposed region whose
+ * heads are `rows` slots apart. */
+static size_t kt_elem(const gl_ctx *c, size_t rows, int h, size_t s, int d)
+{
+    const size_t hd = (size_t)c->m->cfg.head_dim;
+    return ((size_t)h * rows + s / GL_KT_BLOCK * GL_KT_BLOCK) * hd + (size_t)d * GL_KT_BLOCK +
+           s % GL_KT_BLOCK;
+}
+
+/* K and V of batch row b, KV head h, from floats straight to its ring slot
+ * (rows alone in their sequence, kv_in_region). */
+static void kv_put_head(gl_ctx *c, int layer, int b, int h)
+{
+    const int hd = c->m->cfg.head_dim;
+    const size_t layer_off = cache_off(c, c->row_seq[b], layer);
+    const size_t s = (size_t)slot_of(c, c->row_pos[b]);
+    const float *k = c->row_k_src[b] + (size_t)h * hd, *v = c->row_v_src[b] + (size_t)h * hd;
+    gl_kv_to_cache_format(c, c->v_cache + layer_off + slot_off(c, h, s), v, hd);
+    if (!c->k_transposed) {
+        gl_kv_to_cache_format(c, c->k_cache + layer_off + slot_off(c, h, s), k, hd);
+        return;
+    }
+    for (int d = 0; d < hd; d++)
+        gl_kv_to_cache_format(
+            c, c->k_cache + layer_off + kt_elem(c, (size_t)c->n_ctx_alloc, h, s, d) * c->kv_elem,
+            k + d, 1);
 }
 
 void gl_kv_store_chunk(gl_ctx *c, int layer, int nb)
 {
+    const int n_kv = c->m->cfg.n_kv_heads, hd = c->m->cfg.head_dim;
     for (int b = 0; b < nb; b++) {
+        if (c->kv_in_region && row_alone(c, b))
+            continue; /* stored by its attention items */
         const size_t layer_off = cache_off(c, c->row_seq[b], layer);
         const size_t s = (size_t)slot_of(c, c->row_pos[b]);
-        const int n_parts = head_major(c) ? c->m->cfg.n_kv_heads : 1;
-        const size_t part = head_major(c) ? head_bytes(c) : c->kv_row_bytes;
-        for (int h = 0; h < n_parts; h++) {
-            memcpy(c->k_cache + layer_off + slot_off(c, h, s),
-                   c->k_chunk + b * c->kv_row_bytes + h * part, part);
+        if (!head_major(c)) {
+            memcpy(c->k_cache + layer_off + slot_off(c, 0, s), c->k_chunk + b * c->kv_row_bytes,
+                   c->kv_row_bytes);
+            memcpy(c->v_cache + layer_off + slot_off(c, 0, s), c->v_chunk + b * c->kv_row_bytes,
+                   c->kv_row_bytes);
+            continue;
+        }
+        for (int h = 0; h < n_kv; h++) {
             memcpy(c->v_cache + layer_off + slot_off(c, h, s),
-                   c->v_chunk + b * c->kv_row_bytes + h * part, part);
+                   c->v_chunk + b * c->kv_row_bytes + h * head_bytes(c), head_bytes(c));
+            if (!c->k_transposed) {
+                memcpy(c->k_cache + layer_off + slot_off(c, h, s),
+                       c->k_chunk + b * c->kv_row_bytes + h * head_bytes(c), head_bytes(c));
+                continue;
+            }
+            for (int d = 0; d < hd; d++) {
+                const size_t from = kt_elem(c, chunk_rows(c), h, (size_t)b, d) * c->kv_elem;
+                const size_t to = kt_elem(c, (size_t)c->n_ctx_alloc, h, s, d) * c->kv_elem;
+                memcpy(c->k_cache + layer_off + to, c->k_chunk + from, c->kv_elem);
+            }
         }
     }
 }
@@ -144,6 +234,26 @@ void gl_kv_to_cache_format(const gl_ctx *c, uint8_t *dst, const float *src, int 
     } else {
         memcpy(dst, src, (size_t)n * sizeof(float));
     }
+}
+
+void gl_kv_chunk_put(gl_ctx *c, int b, const float *k, const float *v)
+{
+    const int n_kv = c->m->cfg.n_kv_heads, hd = c->m->cfg.head_dim;
+    if (c->kv_in_region && row_alone(c, b)) { /* formatted by its attention items */
+        c->row_k_src[b] = k;
+        c->row_v_src[b] = v;
+        return;
+    }
+    gl_kv_to_cache_format(c, c->v_chunk + b * c->kv_row_bytes, v, n_kv * hd);
+    if (!c->k_transposed) {
+        gl_kv_to_cache_format(c, c->k_chunk + b * c->kv_row_bytes, k, n_kv * hd);
+        return;
+    }
+    for (int h = 0; h < n_kv; h++)
+        for (int d = 0; d < hd; d++) {
+            uint8_t *e = c->k_chunk + kt_elem(c, chunk_rows(c), h, (size_t)b, d) * c->kv_elem;
+            gl_kv_to_cache_format(c, e, k + h * hd + d, 1);
+        }
 }
 
 /* ---- attention: one (token, KV head) per work item -----------------------
@@ -207,22 +317,32 @@ static void attn_worker(void *arg, int ith, int nth)
             q = q16;
         }
         float *out = c->att + (size_t)b * q_dim + (size_t)h0 * hd;
+        if (c->kv_in_region && row_alone(c, b)) /* one item per (row, KV head) */
+            kv_put_head(c, t->layer, b, kvh);
         const gl_kv_run *runs = all_runs + (size_t)b * GL_MAX_RUNS;
         const int n_runs = all_n_runs[b];
 
         /* a run's rows: in the chunk scratch (position-major, kv_row_bytes
-         * apart) or in the cache (cache_stride apart) */
+         * apart) or in the cache (cache_stride apart); transposed keys: the
+         * block holding the run's first key, and its lane */
         const uint8_t *k_rows[GL_MAX_RUNS], *v_rows[GL_MAX_RUNS];
         size_t strides[GL_MAX_RUNS];
+        int lanes[GL_MAX_RUNS];
         for (int r = 0; r < n_runs; r++) {
             const int row = runs[r].row;
+            const size_t blk_row = (size_t)row / GL_KT_BLOCK * GL_KT_BLOCK;
+            lanes[r] = row % GL_KT_BLOCK;
             if (runs[r].in_chunk) {
-                k_rows[r] = c->k_chunk + row * c->kv_row_bytes + head_off;
+                k_rows[r] =
+                    !c->k_transposed
+                        ? c->k_chunk + row * c->kv_row_bytes + head_off
+                        : c->k_chunk + ((size_t)kvh * chunk_rows(c) + blk_row) * head_bytes(c);
                 v_rows[r] = c->v_chunk + row * c->kv_row_bytes + head_off;
                 strides[r] = c->kv_row_bytes;
             } else {
                 const size_t off = layer_off + slot_off(c, kvh, (size_t)row);
-                k_rows[r] = c->k_cache + off;
+                k_rows[r] = !c->k_transposed ? c->k_cache + off
+                                             : c->k_cache + layer_off + slot_off(c, kvh, blk_row);
                 v_rows[r] = c->v_cache + off;
                 strides[r] = cache_stride(c);
             }
@@ -233,6 +353,9 @@ static void attn_worker(void *arg, int ith, int nth)
             if (q8)
                 c->k->attn_scores_q8_g(scores + n, ss, q, (size_t)hd, nq, k_rows[r], strides[r],
                                        runs[r].n, head_elem, hd, scale);
+            else if (c->k_transposed)
+                c->k->attn_scores_t[c->kv_type](scores + n, ss, q, (size_t)hd, nq, k_rows[r],
+                                                lanes[r], runs[r].n, hd, scale);
             else
                 c->k->attn_scores_g[c->kv_type](scores + n, ss, q, (size_t)hd, nq, k_rows[r],
                                                 strides[r], runs[r].n, hd, scale);

@@ -34,11 +34,12 @@ static gl_status check_memory(const gl_config *cfg, const gl_ctx_params *p, size
     const uint64_t q_dim = (uint64_t)cfg->n_heads * (uint64_t)cfg->head_dim;
     const uint64_t kv_dim = (uint64_t)cfg->n_kv_heads * (uint64_t)cfg->head_dim;
     const uint64_t group = (uint64_t)(cfg->n_heads / cfg->n_kv_heads);
-    const uint64_t kv =
-        2 * (uint64_t)p->n_seq * (uint64_t)cfg->n_layers * (uint64_t)p->n_ctx * kv_row_bytes;
+    const uint64_t kv = 2 * (uint64_t)p->n_seq * (uint64_t)cfg->n_layers *
+                        (((uint64_t)p->n_ctx + GL_KT_BLOCK - 1) / GL_KT_BLOCK * GL_KT_BLOCK) *
+                        kv_row_bytes;
     const uint64_t scratch =
         nb * (5 * dim + 2 * q_dim + 2 * kv_dim + 2 * (uint64_t)cfg->ffn_dim) * sizeof(float) +
-        2 * nb * kv_row_bytes + nb * xq_stride +
+        2 * (nb + GL_KT_BLOCK) * kv_row_bytes + nb * xq_stride +
         (uint64_t)p->n_threads * group * ((uint64_t)p->n_ctx + (uint64_t)cfg->head_dim) *
             sizeof(float);
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -137,7 +138,9 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     }
     c->kv_row_bytes =
         c->kv_type == GL_KV_Q8_0 ? kv_dim / QK8_0 * sizeof(block_q8_0) : kv_dim * c->kv_elem;
-    c->seq_cache_bytes = mul3((size_t)cfg->n_layers, (size_t)p.n_ctx, c->kv_row_bytes);
+    c->n_ctx_alloc = (p.n_ctx + GL_KT_BLOCK - 1) / GL_KT_BLOCK * GL_KT_BLOCK;
+    c->k_transposed = c->kv_type != GL_KV_Q8_0 && cfg->n_heads / cfg->n_kv_heads >= GL_KT_MIN_GROUP;
+    c->seq_cache_bytes = mul3((size_t)cfg->n_layers, (size_t)c->n_ctx_alloc, c->kv_row_bytes);
     const size_t cache_bytes = mul3(c->seq_cache_bytes, (size_t)p.n_seq, 1);
     /* one activation row per format the model's weights take, wide enough
      * for the widest product input (rounded up to the format's block) */
@@ -175,7 +178,9 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->att = malloc(nb * q_dim * sizeof(float));
     c->hb = malloc(nb * ffn * sizeof(float));
     c->hb2 = malloc(nb * ffn * sizeof(float));
-    c->k_chunk = malloc(nb * c->kv_row_bytes);
+    /* K in whole transposed blocks (src/attention.c); zeroed, so the lanes
+     * past the batch's rows hold finite values */
+    c->k_chunk = calloc((nb + GL_KT_BLOCK - 1) / GL_KT_BLOCK * GL_KT_BLOCK, c->kv_row_bytes);
     c->v_chunk = malloc(nb * c->kv_row_bytes);
     c->xq = malloc(nb * c->xq_bytes_per_row + 1);
     for (int a = GL_ACT_Q8_0, off = 0; c->xq && a < GL_ACT_COUNT; a++) {
@@ -199,6 +204,8 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->row_seq = malloc(nb * sizeof(int));
     c->row_pos = malloc(nb * sizeof *c->row_pos);
     c->row_first = malloc(nb * sizeof(int));
+    c->row_k_src = malloc(nb * sizeof *c->row_k_src);
+    c->row_v_src = malloc(nb * sizeof *c->row_v_src);
     c->runs = malloc(nb * GL_MAX_RUNS * sizeof(gl_kv_run));
     c->n_runs = malloc(nb * sizeof(int));
     const bool any_sliding = m->layers && cfg->swa_window > 0;
@@ -211,8 +218,9 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     if (!c->x || !c->xb || !c->q || !c->kcur || !c->vcur || !c->att || !c->hb || !c->hb2 ||
         !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores ||
         !c->q16 || !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq_arg ||
-        !c->row_seq || !c->row_pos || !c->row_first || !c->mm_ranges ||
-        (m->gpt2_layers && !c->qkv) || (any_sliding && (!c->runs_swa || !c->n_runs_swa))) {
+        !c->row_seq || !c->row_pos || !c->row_first || !c->row_k_src || !c->row_v_src ||
+        !c->mm_ranges || (m->gpt2_layers && !c->qkv) ||
+        (any_sliding && (!c->runs_swa || !c->n_runs_swa))) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
     }
@@ -257,6 +265,8 @@ void gl_ctx_free(gl_ctx *c)
     free(c->row_seq);
     free(c->row_pos);
     free(c->row_first);
+    free(c->row_k_src);
+    free(c->row_v_src);
     free(c->runs);
     free(c->n_runs);
     free(c->runs_swa);

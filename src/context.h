@@ -44,6 +44,8 @@ struct gl_ctx {
     const gl_kernels *k;
     gl_threadpool *pool;
     int n_ctx;              /* slots per layer of each sequence                        */
+    int n_ctx_alloc;        /* n_ctx rounded up to whole key blocks (src/attention.c)  */
+    bool k_transposed;      /* keys in transposed blocks (src/attention.c)             */
     int n_keep;             /* pinned leading positions ("attention sinks")            */
     int n_batch;            /* most tokens per forward pass                            */
     int n_seq;              /* sequence slots, each with its own ring                  */
@@ -53,19 +55,24 @@ struct gl_ctx {
     int kv_type;            /* enum gl_kv_type                                         */
     size_t kv_elem;
     size_t kv_row_bytes;        /* one position's K (or V) for all KV heads          */
-    uint8_t *k_cache, *v_cache; /* [n_seq][n_layers] of n_ctx x kv_row_bytes,
+    uint8_t *k_cache, *v_cache; /* [n_seq][n_layers] of n_ctx_alloc x kv_row_bytes,
                                    head-major for F16/F32 (src/attention.c) */
 
     /* the batch being computed, per row */
-    int *row_seq, *row_first; /* sequence, its first row in the batch */
-    int64_t *row_pos;         /* absolute position                    */
-    int *all_rows;            /* 0, 1, ..., n_batch - 1              */
-    int *row_seq_arg;         /* gl_ctx_eval_seq's batch.seq          */
+    int *row_seq, *row_first;             /* sequence, its first row in the batch */
+    int64_t *row_pos;                     /* absolute position                    */
+    int *all_rows;                        /* 0, 1, ..., n_batch - 1              */
+    int *row_seq_arg;                     /* gl_ctx_eval_seq's batch.seq          */
+    const float **row_k_src, **row_v_src; /* K/V floats of rows stored in the
+                                             attention region (src/attention.c) */
+    int plan_nb;       /* rows of the batch gl_kv_plan planned                    */
+    bool kv_in_region; /* rows alone in their sequence store K/V in the attention */
 
     /* scratch, n_batch rows each */
     float *x, *xb, *q, *kcur, *vcur, *att, *hb, *hb2;
     float *qkv;                 /* gpt2: [n_batch][3 * dim] fused projection */
-    uint8_t *k_chunk, *v_chunk; /* this chunk's K/V in cache format        */
+    uint8_t *k_chunk, *v_chunk; /* this chunk's K/V in cache format (K in
+                                   transposed blocks when k_transposed) */
     void *xq;                   /* quantized activations: one region per format */
     void *xq_act[GL_ACT_COUNT]; /* n_batch rows of xq_stride[act] bytes; NULL:
                                    no weight of the model takes that format */
@@ -116,6 +123,9 @@ void gl_matmul_next(gl_ctx *c, const gl_weight *w0, const gl_weight *w1, const g
 void gl_kv_plan(gl_ctx *c, int nb);
 /* Converts n floats to the cache's storage type. */
 void gl_kv_to_cache_format(const gl_ctx *c, uint8_t *dst, const float *src, int n);
+/* Puts batch row b's K and V (kv_dim floats each) into the chunk scratch,
+ * in the cache's storage type and layout. */
+void gl_kv_chunk_put(gl_ctx *c, int b, const float *k, const float *v);
 /* Attention for every (token, head) of the chunk, the query heads of a KV
  * head together: reads c->q, c->k_chunk, c->v_chunk and the ring; writes
  * c->att. */

@@ -62,8 +62,7 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
         for (int b = 0; b < nb; b++) {
             const float *row = c->qkv + (size_t)b * 3 * dim;
             memcpy(c->q + (size_t)b * dim, row, (size_t)dim * sizeof(float));
-            gl_kv_to_cache_format(c, c->k_chunk + b * c->kv_row_bytes, row + dim, dim);
-            gl_kv_to_cache_format(c, c->v_chunk + b * c->kv_row_bytes, row + 2 * dim, dim);
+            gl_kv_chunk_put(c, b, row + dim, row + 2 * dim);
         }
         gl_attention(c, l, nb);
         gl_kv_store_chunk(c, l, nb);

@@ -147,10 +147,7 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
                  cs);
             for (int i = 0; cfg->q_prescale && i < q_dim; i++)
                 q[i] *= cfg->attn_scale;
-            gl_kv_to_cache_format(c, c->k_chunk + b * c->kv_row_bytes, c->kcur + (size_t)b * kv_dim,
-                                  kv_dim);
-            gl_kv_to_cache_format(c, c->v_chunk + b * c->kv_row_bytes, c->vcur + (size_t)b * kv_dim,
-                                  kv_dim);
+            gl_kv_chunk_put(c, b, c->kcur + (size_t)b * kv_dim, c->vcur + (size_t)b * kv_dim);
         }
         gl_attention(c, l, nb);
         gl_kv_store_chunk(c, l, nb);

@@ -232,6 +232,26 @@ typedef GL_DECL_ATTN_SCORES_Q8_G_FN((*gl_attn_scores_q8_g_fn));
               const void *v, size_t row_stride, int n_rows, int off, int len)
 typedef GL_DECL_ATTN_ACCUM_Q8_G_FN((*gl_attn_accum_q8_g_fn));
 
+/* Scores against keys stored transposed (F32 / F16 caches, src/attention.c):
+ * positions in blocks of GL_KT_BLOCK, block i holding len rows of
+ * GL_KT_BLOCK elements, element (position GL_KT_BLOCK * i + l, dimension d)
+ * at index (i * len + d) * GL_KT_BLOCK + l from k. The n_keys keys start at
+ * lane lane0 (< GL_KT_BLOCK) of the block at k. For query h (q + h * q_stride):
+ *   scores[h * scores_stride + j] = scale * s,
+ *   s = 0; for d = 0 .. len - 1: s = fmaf(k_{lane0 + j}[d], q_h[d], s)
+ * that is one fused multiply-add per dimension, in order, then one multiply:
+ * the definition, so every backend gives generic's bits, and no result
+ * depends on lane0, n_q or how keys are split into calls. Kernels read the
+ * whole blocks they touch (lanes outside the range: any bits, unused). */
+enum { GL_KT_BLOCK = 16 };
+/* The engine stores keys so for models whose KV heads serve at least this
+ * many query heads each (src/attention.c says why). */
+enum { GL_KT_MIN_GROUP = 4 };
+#define GL_DECL_ATTN_SCORES_T_FN(name)                                                             \
+    void name(float *scores, size_t scores_stride, const float *q, size_t q_stride, int n_q,       \
+              const void *k, int lane0, int n_keys, int len, float scale)
+typedef GL_DECL_ATTN_SCORES_T_FN((*gl_attn_scores_t_fn));
+
 /* Softmax in place over n >= 1 scores: x[j] = exp(x[j] - max) / sum. With
  * round_f16, every result is then rounded to the nearest F16 value (the
  * precision at which the weights meet an F16 cache's values). Backends may
@@ -297,6 +317,9 @@ typedef struct gl_kernels {
     gl_attn_accum_g_fn attn_accum_g[GL_KV_TYPE_COUNT];
     gl_attn_scores_q8_g_fn attn_scores_q8_g;
     gl_attn_accum_q8_g_fn attn_accum_q8_g;
+    /* scores over transposed keys (src/attention.c: F32 / F16 caches of
+     * models with GL_KT_MIN_GROUP or more query heads per KV head) */
+    gl_attn_scores_t_fn attn_scores_t[GL_KV_TYPE_COUNT];
 } gl_kernels;
 
 /* Loaders repack matrices of the layout's type into `layout`. */

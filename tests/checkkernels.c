@@ -452,6 +452,7 @@ enum kind {
     K_ACCUM,
     K_SCORES_G,
     K_ACCUM_G,
+    K_SCORES_T,
     K_LAYERNORM,
     K_GELU,
     K_ADD_BIAS,
@@ -542,6 +543,8 @@ static const struct slot {
     { "attn_accum_g_f32", K_ACCUM_G, GL_KV_F32, 0 },
     { "attn_accum_g_f16", K_ACCUM_G, GL_KV_F16, 0 },
     { "attn_accum_g_q8", K_ACCUM_G, GL_KV_Q8_0, 0 },
+    { "attn_scores_t_f32", K_SCORES_T, GL_KV_F32, 0 },
+    { "attn_scores_t_f16", K_SCORES_T, GL_KV_F16, 0 },
     { "layernorm", K_LAYERNORM, 0, 0 },
     { "gelu", K_GELU, 0, 0 },
     { "add_bias", K_ADD_BIAS, 0, 0 },
@@ -573,6 +576,7 @@ static const void *slot_fn(const gl_kernels *k, const struct slot *s)
     case K_ACCUM_G:
         return s->type == GL_KV_Q8_0 ? (const void *)k->attn_accum_q8_g
                                      : (const void *)k->attn_accum_g[s->type];
+    case K_SCORES_T: return (const void *)k->attn_scores_t[s->type];
     case K_LAYERNORM: return (const void *)k->layernorm;
     case K_GELU: return (const void *)k->gelu;
     case K_ADD_BIAS: return (const void *)k->add_bias;
@@ -1752,6 +1756,81 @@ static void check_scores_g(const gl_kernels *nw, int kv)
     }
 }
 
+/* Scores over key-transposed blocks: bit-identical to generic (the chain of
+ * FMAs is the slot's definition), for any first lane, group size and split
+ * of keys and heads into calls; the lanes around the keys hold NaN, which
+ * must never reach a result, and nothing is written past n_keys. */
+static void check_scores_t(const gl_kernels *ref, const gl_kernels *nw, int kv)
+{
+    const size_t es = kv == GL_KV_F16 ? 2 : 4;
+    for (int ci = 0; ci < 60; ci++) {
+        reseed(1600 + (uint32_t)kv, (uint32_t)ci);
+        const int nq = rand_nq();
+        const int nk = chance(40)   ? rint_in(1, 20)
+                       : chance(80) ? rint_in(1, 150)
+                                    : rint_in(150, 600);
+        const int len = chance(70) ? lens[rint_in(0, 12)] : rint_in(1, 300);
+        const int lane0 = chance(30) ? 0 : rint_in(0, GL_KT_BLOCK - 1);
+        const int nblk = (lane0 + nk + GL_KT_BLOCK - 1) / GL_KT_BLOCK;
+        const size_t qs = (size_t)len + (chance(50) ? (size_t)rint_in(1, 7) : 0);
+        const size_t ss = (size_t)nk + (chance(50) ? (size_t)rint_in(1, 9) : 0);
+        snprintf(cur_case, sizeof cur_case, "heads=%d keys=%d len=%d lane0=%d", nq, nk, len, lane0);
+        gbuf gk, gq, gr, gn, gs;
+        const size_t blk_el = (size_t)len * GL_KT_BLOCK, nel = (size_t)nblk * blk_el;
+        unsigned char *k = galloc(&gk, nel * es, kv == GL_KV_F16 ? 2 * rint_in(0, 31) : rmis4());
+        const int mode = rint_in(0, 4);
+        for (size_t e = 0; e < nel; e++) {
+            const int p = (int)(e / blk_el) * GL_KT_BLOCK + (int)(e % GL_KT_BLOCK);
+            const bool used = p >= lane0 && p < lane0 + nk;
+            if (kv == GL_KV_F16) {
+                const uint16_t h = used ? rf16(mode) : 0x7e00;
+                memcpy(k + 2 * e, &h, 2);
+            } else {
+                const float v = used ? rfloat(mode) : NAN;
+                memcpy(k + 4 * e, &v, 4);
+            }
+        }
+        float *q = galloc(&gq, ((size_t)(nq - 1) * qs + (size_t)len) * 4, rmis4());
+        for (size_t i = 0; i < (size_t)(nq - 1) * qs + (size_t)len; i++)
+            q[i] = rnorm();
+        const float scale = chance(50) ? 0.125f : 1.0f / sqrtf((float)len);
+        const size_t ny = (size_t)(nq - 1) * ss + (size_t)nk;
+        float *yr = galloc(&gr, ny * 4, rmis4()), *yn = galloc(&gn, ny * 4, rmis4());
+        float *ys = galloc(&gs, ny * 4, rmis4());
+        fill_sentinel(yr, ny);
+        fill_sentinel(yn, ny);
+        fill_sentinel(ys, ny);
+        ref->attn_scores_t[kv](yr, ss, q, qs, nq, k, lane0, nk, len, scale);
+        nw->attn_scores_t[kv](yn, ss, q, qs, nq, k, lane0, nk, len, scale);
+        for (size_t i = 0; i < ny; i++)
+            if (!same_bits(yn + i, yr + i, 1)) {
+                failf("scores[%zu][%zu] = %.9g, generic %.9g", i / ss, i % ss, yn[i], yr[i]);
+                break;
+            }
+        for (int j0 = 0; j0 < nk;) { /* keys and heads split into calls */
+            const int m = rint_in(1, nk - j0), p = lane0 + j0;
+            const unsigned char *kb = k + (size_t)(p / GL_KT_BLOCK) * blk_el * es;
+            for (int h0 = 0; h0 < nq;) {
+                const int hn = rint_in(1, nq - h0);
+                nw->attn_scores_t[kv](ys + (size_t)h0 * ss + j0, ss, q + (size_t)h0 * qs, qs, hn,
+                                      kb, p % GL_KT_BLOCK, m, len, scale);
+                h0 += hn;
+            }
+            j0 += m;
+        }
+        if (!same_bits(ys, yn, ny))
+            failf("keys and heads split into calls differ from one call");
+        gcheck(&gr, "scores");
+        gcheck(&gn, "scores");
+        gcheck(&gs, "scores");
+        gfree(&gk);
+        gfree(&gq);
+        gfree(&gr);
+        gfree(&gn);
+        gfree(&gs);
+    }
+}
+
 /* Group accumulation: as check_scores_g, per head against the same
  * backend's single-head slot (itself checked against generic). */
 static void check_accum_g(const gl_kernels *nw, int kv)
@@ -1879,6 +1958,11 @@ static void bench_call(const bench_ctx *b)
             call_accum_g(b->k, &L, b->y, (size_t)b->n, b->x, (size_t)b->rows, b->nb, b->w, b->rows);
         break;
     }
+    case K_SCORES_T: { /* rows keys in whole blocks, nb query heads */
+        b->k->attn_scores_t[s->type](b->y, (size_t)b->rows, b->x, (size_t)b->n, b->nb, b->w, 0,
+                                     b->rows, b->n, 0.125f);
+        break;
+    }
     case K_LAYERNORM: b->k->layernorm(b->y, b->x, b->aux, b->aux, b->n, 1e-5f); break;
     case K_GELU: b->k->gelu(b->y, b->x, b->n); break;
     case K_ADD_BIAS: b->k->add_bias(b->y, b->aux, b->n); break;
@@ -1958,7 +2042,7 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
             shapes[nsh++] = (bench_shape){ 2048, 512, 1 };
         } else if (s->kind == K_SCORES || s->kind == K_ACCUM) {
             shapes[nsh++] = (bench_shape){ 64, 1024, 1 };
-        } else if (s->kind == K_SCORES_G || s->kind == K_ACCUM_G) {
+        } else if (s->kind == K_SCORES_G || s->kind == K_ACCUM_G || s->kind == K_SCORES_T) {
             shapes[nsh++] = (bench_shape){ 64, 1024, 8 }; /* TinyLlama: 8 heads per KV head */
         } else {
             shapes[nsh++] = (bench_shape){ s->kind == K_RMSNORM ? 2048 : 5632, 1, 1 };
@@ -1987,7 +2071,7 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
                                                   0, groups);
                 }
             } else if (s->kind == K_SCORES || s->kind == K_ACCUM || s->kind == K_SCORES_G ||
-                       s->kind == K_ACCUM_G) {
+                       s->kind == K_ACCUM_G || s->kind == K_SCORES_T) {
                 b.w = bench_buf((size_t)b.n * 4 * (size_t)b.rows);
                 b.x = bench_buf(((size_t)b.rows * 4 + (size_t)b.n * 4) * (size_t)b.nb);
                 b.y = bench_buf(((size_t)b.rows * 4 + (size_t)b.n * 4) * (size_t)b.nb);
@@ -2008,7 +2092,7 @@ static void bench_backend(const char *name, const gl_kernels *k, int is_generic)
                 snprintf(shape, sizeof shape, "%dx%d nb=%d", b.n, b.rows, b.nb);
             else if (s->kind == K_SCORES || s->kind == K_ACCUM)
                 snprintf(shape, sizeof shape, "len=%d rows=%d", b.n, b.rows);
-            else if (s->kind == K_SCORES_G || s->kind == K_ACCUM_G)
+            else if (s->kind == K_SCORES_G || s->kind == K_ACCUM_G || s->kind == K_SCORES_T)
                 snprintf(shape, sizeof shape, "len=%d rows=%d heads=%d", b.n, b.rows, b.nb);
             else
                 snprintf(shape, sizeof shape, "n=%d", b.n);
@@ -2150,7 +2234,7 @@ int main(int argc, char **argv)
                 const int has_det = s->kind == K_MATMUL || s->kind == K_MATMUL_X8 ||
                                     s->kind == K_REPACK || s->kind == K_SCORES ||
                                     s->kind == K_ACCUM || s->kind == K_SCORES_G ||
-                                    s->kind == K_ACCUM_G;
+                                    s->kind == K_ACCUM_G || s->kind == K_SCORES_T;
                 /* a group slot must equal its backend's single-head slot, so it
                  * is checked again whenever either one differs from generic's */
                 int single_differs = 0;
@@ -2180,6 +2264,7 @@ int main(int argc, char **argv)
                 case K_ACCUM: check_accum(&gen, k, s->type, differs); break;
                 case K_SCORES_G: check_scores_g(k, s->type); break;
                 case K_ACCUM_G: check_accum_g(k, s->type); break;
+                case K_SCORES_T: check_scores_t(&gen, k, s->type); break;
                 case K_LAYERNORM: check_layernorm(&gen, k); break;
                 case K_GELU: check_gelu(&gen, k); break;
                 case K_ADD_BIAS: check_add_bias(&gen, k); break;

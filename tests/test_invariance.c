@@ -2,7 +2,9 @@
  * whether its tokens go through one forward pass or any chunking of them,
  * alone or among up to 15 other sequences in mixed batches, on 1 or 2
  * threads — for the float models (F32, F16: every float kernel's tiling is
- * on the path) and a quantized one, on every backend this CPU runs. */
+ * on the path), a quantized one and one whose KV heads serve 4 query heads
+ * each (keys in transposed blocks, src/attention.c), on every backend this
+ * CPU runs. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,4 +200,9 @@ Test(invariance, f16)
 Test(invariance, q4_0)
 {
     check_every_backend("stories260K-mixQ4_0");
+}
+/* 8 query heads over 2 KV heads: the cache keeps keys in transposed blocks */
+Test(invariance, transposed_keys)
+{
+    check_every_backend("synthetic-llama3-F16");
 }

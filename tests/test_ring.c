@@ -212,15 +212,12 @@ static float *runtime_logits(const char *path, const int32_t *ids, int n, int ct
     return runtime_logits_typed(path, ids, n, ctx, keep, chunk, backend, GL_CACHE_F16, NULL);
 }
 
-static void check_ring_vs(int ctx, int keep, int chunk, int oracle_ctx, bool expect_equal)
+/* The runtime's logits of ids[0..n) on the model at path (ring of ctx
+ * positions, keep pinned, fed in chunks) against the oracle's for a ring of
+ * oracle_ctx: equal within 0.5 % (expect_equal) or clearly not. */
+static void check_ring_path(const char *path, const int32_t *ids, int n, int ctx, int keep,
+                            int chunk, int oracle_ctx, bool expect_equal)
 {
-    char path[1024];
-    if (!td_path(path, sizeof path, "models/stories260K.gguf")) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
-    int32_t ids[256];
-    const int n = sequence(ids, 200);
     oracle o;
     oracle_open(&o, path);
     const int V = o.vocab;
@@ -244,6 +241,18 @@ static void check_ring_vs(int ctx, int keep, int chunk, int oracle_ctx, bool exp
     free(want);
     free(got);
     oracle_close(&o);
+}
+
+static void check_ring_vs(int ctx, int keep, int chunk, int oracle_ctx, bool expect_equal)
+{
+    char path[1024];
+    if (!td_path(path, sizeof path, "models/stories260K.gguf")) {
+        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
+        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
+    }
+    int32_t ids[256];
+    const int n = sequence(ids, 200);
+    check_ring_path(path, ids, n, ctx, keep, chunk, oracle_ctx, expect_equal);
 }
 
 static void check_ring(int ctx, int keep, int chunk)
@@ -315,6 +324,32 @@ Test(ring, sinks_long_prefill)
 Test(ring, odd_chunks)
 {
     check_ring(40, 1, 7);
+}
+
+/* 8 query heads over 2 KV heads: keys in transposed blocks of 16 positions
+ * (src/attention.c), so rings whose size, pinned positions and chunks cut
+ * blocks anywhere. */
+Test(ring, transposed_keys)
+{
+    const char *bin = getenv("GENLOOP_BIN") ? getenv("GENLOOP_BIN") : "build/genloop";
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/gl_ring_kt_%ld.gguf", (long)getpid());
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s synth --shape custom --dim 256 --layers 2 --heads 8 "
+             "--kv-heads 2 --ffn 512 --vocab 600 --ctx 256 --type f32 -o %s",
+             bin, path);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    int32_t ids[120];
+    for (int i = 0; i < 120; i++)
+        ids[i] = 3 + (i * 7919) % 597;
+    const int cases[][3] = {
+        { 256, 0, 120 }, { 40, 4, 1 }, { 37, 0, 7 }, { 53, 5, 16 }, { 33, 17, 3 }
+    }; /* ctx, keep, chunk */
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
+        check_ring_path(path, ids, 120, cases[i][0], cases[i][1], cases[i][2], cases[i][0], true);
+    check_ring_path(path, ids, 120, 40, 4, 1, 256, false); /* the oracle sees the wrap */
+    remove(path);
 }
 
 /* The Q8_0 cache stays close to the F16 one and halves its memory (F32

@@ -76,6 +76,42 @@ GL_DECL_ATTN_ACCUM_Q8_FN(gl_attn_accum_q8_generic)
     }
 }
 
+/* ---- scores over key-transposed blocks (kernels.h: the definition) ---- */
+
+GL_DECL_ATTN_SCORES_T_FN(gl_attn_scores_t_f32_generic)
+{
+    for (int j = 0; j < n_keys; j++) {
+        const int p = lane0 + j;
+        const gl_f32u *kp = (const gl_f32u *)k +
+                            ((size_t)(p / GL_KT_BLOCK) * (size_t)len) * GL_KT_BLOCK +
+                            p % GL_KT_BLOCK;
+        for (int h = 0; h < n_q; h++) {
+            const float *qh = q + h * q_stride;
+            float s = 0.0f;
+            for (int i = 0; i < len; i++)
+                s = fmaf(kp[(size_t)i * GL_KT_BLOCK], qh[i], s);
+            scores[h * scores_stride + j] = s * scale;
+        }
+    }
+}
+
+GL_DECL_ATTN_SCORES_T_FN(gl_attn_scores_t_f16_generic)
+{
+    for (int j = 0; j < n_keys; j++) {
+        const int p = lane0 + j;
+        const gl_u16u *kp = (const gl_u16u *)k +
+                            ((size_t)(p / GL_KT_BLOCK) * (size_t)len) * GL_KT_BLOCK +
+                            p % GL_KT_BLOCK;
+        for (int h = 0; h < n_q; h++) {
+            const float *qh = q + h * q_stride;
+            float s = 0.0f;
+            for (int i = 0; i < len; i++)
+                s = fmaf(gl_f16_to_f32(kp[(size_t)i * GL_KT_BLOCK]), qh[i], s);
+            scores[h * scores_stride + j] = s * scale;
+        }
+    }
+}
+
 /* ---- grouped-query forms ------------------------------------------------
  * Key (value) row major: each row is visited once for all n_q heads, and
  * every output gets exactly the operations of the single-head kernel above

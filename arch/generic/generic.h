@@ -116,6 +116,8 @@ GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f32_generic);
 GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f16_generic);
 GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f32_generic);
 GL_DECL_ATTN_ACCUM_G_FN(gl_attn_accum_g_f16_generic);
+GL_DECL_ATTN_SCORES_T_FN(gl_attn_scores_t_f32_generic);
+GL_DECL_ATTN_SCORES_T_FN(gl_attn_scores_t_f16_generic);
 GL_DECL_ATTN_SCORES_Q8_G_FN(gl_attn_scores_q8_g_generic);
 GL_DECL_ATTN_ACCUM_Q8_G_FN(gl_attn_accum_q8_g_generic);
 

@@ -126,6 +126,8 @@ void gl_kernels_init_generic(gl_kernels *k)
     k->attn_scores_g[GL_KV_F16] = gl_attn_scores_g_f16_generic;
     k->attn_accum_g[GL_KV_F32] = gl_attn_accum_g_f32_generic;
     k->attn_accum_g[GL_KV_F16] = gl_attn_accum_g_f16_generic;
+    k->attn_scores_t[GL_KV_F32] = gl_attn_scores_t_f32_generic;
+    k->attn_scores_t[GL_KV_F16] = gl_attn_scores_t_f16_generic;
     k->attn_scores_q8_g = gl_attn_scores_q8_g_generic;
     k->attn_accum_q8_g = gl_attn_accum_q8_g_generic;
 }

@@ -112,6 +112,15 @@ GL_ALWAYS_INLINE v8 fma8(v8 acc, v8 k, v8 q)
     return (v8){ vfmaq_f32(acc.a, k.a, q.a), vfmaq_f32(acc.b, k.b, q.b) };
 }
 
+GL_ALWAYS_INLINE v8 v8_set1(float x)
+{
+    return (v8){ vdupq_n_f32(x), vdupq_n_f32(x) };
+}
+GL_ALWAYS_INLINE v8 v8_mul(v8 v, float s)
+{
+    return (v8){ vmulq_n_f32(v.a, s), vmulq_n_f32(v.b, s) };
+}
+
 /* o + p * v, a multiply then an add per lane */
 GL_ALWAYS_INLINE v8 mul_add8(v8 o, float p, v8 v)
 {
@@ -149,6 +158,9 @@ GL_ALWAYS_INLINE void tile_out8(const v8 *acc, float *res, float scale)
 #define AT_LDP(kt, row, e, m)    ldp8(kt, row, e, m)
 #define AT_TILE_OUT(acc, res, s) tile_out8(acc, res, s)
 #define AT_JB                    64
+#define AT_TT                    8
+#define AT_SET1(x)               v8_set1(x)
+#define AT_MUL(v, s)             v8_mul(v, s)
 #define AT_FN(name)              gl_##name##_neon
 #define AT_LINKAGE
 #include "arch/attention_tmpl.h"

@@ -81,7 +81,10 @@ GL_ALWAYS_INLINE __m256 ldp8(const int kt, const void *row, int e, int m)
 #define AT_LDP(kt, row, e, m) ldp8(kt, row, e, m)
 #define AT_TILE_OUT(acc, res, scale)                                                               \
     _mm256_storeu_ps(res, _mm256_mul_ps(gl_hsum8x8_ps(acc), _mm256_set1_ps(scale)))
-#define AT_JB       64
-#define AT_FN(name) gl_##name##_avx2
+#define AT_JB        64
+#define AT_TT        8
+#define AT_SET1(x)   _mm256_set1_ps(x)
+#define AT_MUL(v, s) _mm256_mul_ps(v, _mm256_set1_ps(s))
+#define AT_FN(name)  gl_##name##_avx2
 #define AT_LINKAGE
 #include "arch/attention_tmpl.h"

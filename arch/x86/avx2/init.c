@@ -44,6 +44,8 @@ void gl_kernels_init_avx2(gl_kernels *k)
     k->attn_scores_g[GL_KV_F16] = gl_attn_scores_g_f16_avx2;
     k->attn_accum_g[GL_KV_F32] = gl_attn_accum_g_f32_avx2;
     k->attn_accum_g[GL_KV_F16] = gl_attn_accum_g_f16_avx2;
+    k->attn_scores_t[GL_KV_F32] = gl_attn_scores_t_f32_avx2;
+    k->attn_scores_t[GL_KV_F16] = gl_attn_scores_t_f16_avx2;
     k->attn_scores_q8_g = gl_attn_scores_q8_g_avx2;
     k->attn_accum_q8_g = gl_attn_accum_q8_g_avx2;
     /* legacy.h: the remaining block types and their activation formats */

@@ -104,6 +104,9 @@ GL_ALWAYS_INLINE void tile_out16(const __m512 *acc, float *res, float scale)
 #define AT_LDP(kt, row, e, m)    ldp16(kt, row, e, m)
 #define AT_TILE_OUT(acc, res, s) tile_out16(acc, res, s)
 #define AT_JB                    64
+#define AT_TT                    16
+#define AT_SET1(x)               _mm512_set1_ps(x)
+#define AT_MUL(v, s)             _mm512_mul_ps(v, _mm512_set1_ps(s))
 #define AT_FN(name)              name##_512
 #define AT_LINKAGE               static
 #include "arch/attention_tmpl.h"
@@ -115,6 +118,8 @@ static void attn_init_512(gl_kernels *k)
     k->attn_scores_g[GL_KV_F16] = attn_scores_g_f16_512;
     k->attn_accum_g[GL_KV_F32] = attn_accum_g_f32_512;
     k->attn_accum_g[GL_KV_F16] = attn_accum_g_f16_512;
+    k->attn_scores_t[GL_KV_F32] = attn_scores_t_f32_512;
+    k->attn_scores_t[GL_KV_F16] = attn_scores_t_f16_512;
     k->attn_scores_q8 = attn_scores_q8_512;
     k->attn_accum_q8 = attn_accum_q8_512;
     k->attn_scores_q8_g = attn_scores_q8_g_512;
