@@ -67,21 +67,23 @@ static void unit_rows(const gl_weight *w, int first, int u0, int u1, int *r0, in
  * begin cold), which pieces of one 64-row lockstep set (4 units) paid
  * every ~20-200 KB; pieces of ~320 KB took 2-thread decode 1-6 % faster
  * (bench/RESULTS.md, 2026-12-03 second sitting) while the stealing keeps
- * the ends of regions even. Pieces stay whole multiples of
- * DECODE_PIECE_GRAIN units, the four 16-row groups the decode kernels read
- * in lockstep: a piece with a partial set reads its last groups as single
- * streams (TinyLlama Q4_0 with pieces of 14 and 5 units: 4-6 % slower
- * than with 4). */
-enum { DECODE_PIECE_GRAIN = 4, DECODE_PIECE_BYTES = 320 << 10 };
+ * the ends of regions even. Pieces stay whole multiples of the tune's
+ * x8_streams units: the row groups the decode kernels read side by side
+ * (a 16-row group is a unit; 8-row groups make whole sets of it too); a
+ * piece with a partial set reads its last groups as single streams
+ * (TinyLlama Q4_0 with pieces of 14 and 5 units: 4-6 % slower than with 4,
+ * the set of both tunes). */
+enum { DECODE_PIECE_BYTES = 320 << 10 };
 
 static int decode_piece_units(const mm_task *t)
 {
+    const int set = gl_tunes[t->k->tune.id].x8_streams > 0 ? gl_tunes[t->k->tune.id].x8_streams : 1;
     size_t row_bytes = 0;
     for (int j = 0; j < t->n_jobs; j++)
         row_bytes = t->jobs[j].w->row_bytes > row_bytes ? t->jobs[j].w->row_bytes : row_bytes;
-    const size_t set_bytes = row_bytes * ROW_GRAIN * DECODE_PIECE_GRAIN;
+    const size_t set_bytes = row_bytes * ROW_GRAIN * (size_t)set;
     const size_t sets = set_bytes ? DECODE_PIECE_BYTES / set_bytes : 1;
-    return DECODE_PIECE_GRAIN * (sets > 1 ? (int)sets : 1);
+    return set * (sets > 1 ? (int)sets : 1);
 }
 
 /* Claims n units from the front of r, or (from_back) the back half of what
