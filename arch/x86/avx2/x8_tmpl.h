@@ -16,6 +16,14 @@
  *                  (lane r = row r) and activation blocks xq[c] (32 int8,
  *                  c < nc) to the int32 lanes of isum[c]
  *   X8_C           most activation columns per tile (registers)
+ *   X8_SPREAD_PF   (optional) 1: decode spreads each stream's prefetches
+ *                  between its groups' loads, stepping over whole lines of
+ *                  blocks (the 16-row layouts, zmm: Zen 5 TinyLlama decode
+ *                  per step, 1 thread Q4_0 +3-7 %, Q8_0 +12-15 %,
+ *                  bench/RESULTS.md 2026-12-04); 0 (default): one burst
+ *                  per block, as the 8-row ymm kernels keep (AVX2, 16
+ *                  registers: it spilled, a Q4_0x8 product in L3 went from
+ *                  40 to 33 GB/s)
  *   X8_LINK        (optional) linkage of the _tuned table, e.g. static
  *
  * It defines one kernel per decode tune (src/tune.h), X8_NAME_<tune>
@@ -46,6 +54,9 @@
  * rows (AVX2) no gain. */
 #ifndef X8_TS
 #define X8_TS 1
+#endif
+#ifndef X8_SPREAD_PF
+#define X8_SPREAD_PF 0
 #endif
 #ifndef X8_ROWS /* 8 rows, ymm */
 #define X8_ROWS                         GL_X8_ROWS
@@ -133,21 +144,48 @@ GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const block_q8_0 *xs, c
     XV_PS acc[X8_NG_MAX];
     for (int g = 0; g < ng; g++)
         acc[g] = XV_ZERO_PS();
-    for (int b = 0; b < kn; b++) {
-        /* each stream prefetches its own group; past the group's end, the
-         * same offset in the group it reads next (ng groups on) */
+/* block b of the ng groups, each group's prefetches PF issued right before
+ * its loads */
+#define X8_BLOCK(b, PF)                                                                            \
+    do {                                                                                           \
+        const int8_t *xq[1] = { xs[b].qs };                                                        \
+        const XV_PS sx = XV_SET1_PS(dx[b]);                                                        \
+        for (int g = 0; g < ng; g++) {                                                             \
+            PF;                                                                                    \
+            const X8_WBLK *blk = (const X8_WBLK *)(w + (size_t)g * gb) + (b);                      \
+            XV_EPI32 isum = XV_SET1_EPI32(corr[b]);                                                \
+            X8_ISUMS(blk, xq, &isum, 1);                                                           \
+            const XV_PS dw = XV_LOAD_D(blk->d);                                                    \
+            acc[g] = XV_ADD_PS(acc[g], XV_MUL_PS(XV_CVTEPI32_PS(isum), XV_MUL_PS(dw, sx)));        \
+        }                                                                                          \
+    } while (0)
+    /* Each stream prefetches its own group; past the group's end, the same
+     * offset in the group it reads next (ng groups on). With X8_SPREAD_PF,
+     * where the groups start on cache lines, the loop steps over X8_LB
+     * blocks, a whole number of lines (X8_SPAN), and each group's block
+     * prefetches its share of the span's lines right before its loads: no
+     * per-block line arithmetic (a third of the loop's instructions), and
+     * the prefetches spread between the loads instead of one burst per
+     * block. */
+    int b = 0;
+#if X8_SPREAD_PF
+    enum { X8_LB = GL_LINE_BLOCKS(sizeof(X8_WBLK)), X8_SPAN = X8_LB * sizeof(X8_WBLK) / 64 };
+    if (gl_tunes[tune].pf_lines && (uintptr_t)w % 64 == 0 && gb % 64 == 0)
+        for (; b + X8_LB <= kn; b += X8_LB) {
+            const size_t at = (size_t)b * sizeof(X8_WBLK);
+#pragma GCC unroll 4
+            for (int i = 0; i < X8_LB; i++)
+                X8_BLOCK(b + i, gl_prefetch_line_span(tune, w + (size_t)g * gb, 0, 1, at,
+                                                      i * X8_SPAN / X8_LB,
+                                                      (i + 1) * X8_SPAN / X8_LB, gbytes, skip));
+        }
+#endif
+    for (; b < kn; b++) {
         gl_prefetch_streams(tune, w, gb, ng, (size_t)b * sizeof(X8_WBLK), sizeof(X8_WBLK), gbytes,
                             skip);
-        const int8_t *xq[1] = { xs[b].qs };
-        const XV_PS sx = XV_SET1_PS(dx[b]);
-        for (int g = 0; g < ng; g++) {
-            const X8_WBLK *blk = (const X8_WBLK *)(w + (size_t)g * gb) + b;
-            XV_EPI32 isum = XV_SET1_EPI32(corr[b]);
-            X8_ISUMS(blk, xq, &isum, 1);
-            const XV_PS dw = XV_LOAD_D(blk->d);
-            acc[g] = XV_ADD_PS(acc[g], XV_MUL_PS(XV_CVTEPI32_PS(isum), XV_MUL_PS(dw, sx)));
-        }
+        X8_BLOCK(b, (void)0);
     }
+#undef X8_BLOCK
     for (int g = 0; g < ng; g++)
         XV_STOREU_PS(y + (size_t)g * X8_ROWS, acc[g]);
 }
@@ -263,6 +301,7 @@ GL_TUNED_MATMULS(X8_LINK, X8_NAME, X8_IMPL)
 #undef X8_NAME
 #undef X8_WBLK
 #undef X8_TS
+#undef X8_SPREAD_PF
 #undef X8_SHIFT
 #undef X8_CORR_SHIFT
 #undef X8_ISUMS

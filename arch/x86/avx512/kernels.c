@@ -184,12 +184,13 @@ GL_ALWAYS_INLINE void x16_isums_q4_vnni(const block_q4_0x16 *blk, const int8_t *
 }
 
 #include "arch/x86/avx512/x16_lanes.h"
-#define X8_TS    2
-#define X8_NAME  matmul_q4_0_x16_vnni
-#define X8_WBLK  block_q4_0x16
-#define X8_SHIFT 3
-#define X8_ISUMS x16_isums_q4_vnni
-#define X8_LINK  static
+#define X8_TS        2
+#define X8_SPREAD_PF 1
+#define X8_NAME      matmul_q4_0_x16_vnni
+#define X8_WBLK      block_q4_0x16
+#define X8_SHIFT     3
+#define X8_ISUMS     x16_isums_q4_vnni
+#define X8_LINK      static
 #include "arch/x86/avx2/x8_tmpl.h"
 
 /* ---- Q8_0x16 (src/quant.h) with vpdpbusd, one zmm lane per row ---------
@@ -199,12 +200,13 @@ DEF_Q8_ISUMS(x16_isums_q8_vnni, block_q8_0x16, __m512i, 64, _mm512_loadu_si512, 
              _mm512_set1_epi8, _mm512_set1_epi32, _mm512_dpbusd_epi32)
 
 #include "arch/x86/avx512/x16_lanes.h"
-#define X8_TS    2
-#define X8_NAME  matmul_q8_0_x16_vnni
-#define X8_WBLK  block_q8_0x16
-#define X8_SHIFT 7
-#define X8_ISUMS x16_isums_q8_vnni
-#define X8_LINK  static
+#define X8_TS        2
+#define X8_SPREAD_PF 1
+#define X8_NAME      matmul_q8_0_x16_vnni
+#define X8_WBLK      block_q8_0x16
+#define X8_SHIFT     7
+#define X8_ISUMS     x16_isums_q8_vnni
+#define X8_LINK      static
 #include "arch/x86/avx2/x8_tmpl.h"
 
 /* ---- float products, 16 lanes ------------------------------------------
