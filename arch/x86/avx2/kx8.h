@@ -93,13 +93,8 @@ GL_ALWAYS_INLINE void kx_pf_part(const kx_pf *pf, int part, int nparts, size_t b
     const size_t lines = (bytes + 63) / 64;
     for (size_t l = lines * (size_t)part / (size_t)nparts;
          l < lines * (size_t)(part + 1) / (size_t)nparts; l++) {
-        /* volatile asm: gcc's scheduler would otherwise gather the
-         * slices back into one burst */
-        if (pf->far_t0)
-            __asm__ volatile("prefetcht0 %0" ::"m"(*(pf->l2 + 64 * l)));
-        else
-            __asm__ volatile("prefetcht1 %0" ::"m"(*(pf->l2 + 64 * l)));
-        __asm__ volatile("prefetcht0 %0" ::"m"(*(pf->l1 + 64 * l)));
+        gl_prefetch_in_order(pf->l2 + 64 * l, pf->far_t0);
+        gl_prefetch_in_order(pf->l1 + 64 * l, 1);
     }
 }
 

@@ -273,6 +273,19 @@ GL_ALWAYS_INLINE void gl_prefetch_streams(const int tune, const char *w, size_t 
         }
 }
 
+/* A prefetch that stays where the program puts it (prefetcht0 with t0,
+ * else prefetcht1): gcc's scheduler gathers _mm_prefetch calls spread
+ * between loads back into bursts. Zen 5, the Q4_0x16 decode loop below
+ * with these instead of _mm_prefetch: TinyLlama decode per step, 1 thread
+ * +5-7 %, 2 threads +5 % (bench/RESULTS.md, 2026-12-04). */
+GL_ALWAYS_INLINE void gl_prefetch_in_order(const char *p, const int t0)
+{
+    if (t0)
+        __asm__ volatile("prefetcht0 %0" ::"m"(*p));
+    else
+        __asm__ volatile("prefetcht1 %0" ::"m"(*p));
+}
+
 /* gl_prefetch_streams over whole lines: for ng streams gb bytes apart from
  * w (w and gb multiples of 64), lines l0 .. l1 - 1 counted from offset at +
  * distance of each (at a multiple of 64); past gbytes, skip bytes on, as
@@ -292,8 +305,8 @@ GL_ALWAYS_INLINE void gl_prefetch_line_span(const int tune, const char *w, size_
          * line, a load and an add for every prefetch */
         __asm__("" : "+r"(a2), "+r"(a1));
         for (int l = l0; l < l1; l++) {
-            gl_prefetch_far(tune, a2 + 64 * l);
-            _mm_prefetch(a1 + 64 * l, _MM_HINT_T0);
+            gl_prefetch_in_order(a2 + 64 * l, gl_tunes[tune].far_t0);
+            gl_prefetch_in_order(a1 + 64 * l, 1);
         }
     }
 }
