@@ -19,7 +19,7 @@
  *   X8_SPREAD_PF   (optional) 1: decode spreads each stream's prefetches
  *                  between its groups' loads, stepping over whole lines of
  *                  blocks (the 16-row layouts, zmm: Zen 5 TinyLlama decode
- *                  per step, 1 thread Q4_0 +3-7 %, Q8_0 +12-15 %,
+ *                  per step, 1 thread Q4_0 +8-9 %, Q8_0 +9-11 %,
  *                  bench/RESULTS.md 2026-12-04); 0 (default): one burst
  *                  per block, as the 8-row ymm kernels keep (AVX2, 16
  *                  registers: it spilled, a Q4_0x8 product in L3 went from
