@@ -286,28 +286,24 @@ GL_ALWAYS_INLINE void gl_prefetch_in_order(const char *p, const int t0)
         __asm__ volatile("prefetcht1 %0" ::"m"(*p));
 }
 
-/* gl_prefetch_streams over whole lines: for ng streams gb bytes apart from
- * w (w and gb multiples of 64), lines l0 .. l1 - 1 counted from offset at +
- * distance of each (at a multiple of 64); past gbytes, skip bytes on, as
- * above. The lines pf_lines takes block by block, without its per-block
- * alignment arithmetic: decode kernels step over whole lines of blocks
- * (GL_LINE_BLOCKS) to use it. */
-GL_ALWAYS_INLINE void gl_prefetch_line_span(const int tune, const char *w, size_t gb, int ng,
-                                            size_t at, int l0, int l1, size_t gbytes, size_t skip)
+/* gl_prefetch_streams over whole lines, for one stream at w (a multiple of
+ * 64): lines l0 .. l1 - 1 counted from offset at + distance (at a multiple
+ * of 64); past gbytes, skip bytes on, as above. The lines pf_lines takes
+ * block by block, without its per-block alignment arithmetic: decode
+ * kernels step over whole lines of blocks (GL_LINE_BLOCKS) to use it. */
+GL_ALWAYS_INLINE void gl_prefetch_line_span(const int tune, const char *w, size_t at, int l0,
+                                            int l1, size_t gbytes, size_t skip)
 {
     const size_t far = gl_tunes[tune].pf_far, near = gl_tunes[tune].pf_near;
-    const char *p2 = w + at + far + (at + far >= gbytes ? skip : 0);
-    const char *p1 = w + at + near + (at + near >= gbytes ? skip : 0);
-    for (int g = 0; g < ng; g++) {
-        const char *a2 = p2 + (size_t)g * gb, *a1 = p1 + (size_t)g * gb;
-        /* one register per stream, each line a displacement from it: left
-         * to itself gcc re-associated g * gb + 64 l into a constant per
-         * line, a load and an add for every prefetch */
-        __asm__("" : "+r"(a2), "+r"(a1));
-        for (int l = l0; l < l1; l++) {
-            gl_prefetch_in_order(a2 + 64 * l, gl_tunes[tune].far_t0);
-            gl_prefetch_in_order(a1 + 64 * l, 1);
-        }
+    const char *a2 = w + at + far + (at + far >= gbytes ? skip : 0);
+    const char *a1 = w + at + near + (at + near >= gbytes ? skip : 0);
+    /* one register per distance, each line a displacement from it: left
+     * to itself gcc re-associated the stream's offset + 64 l into a
+     * constant per line, a load and an add for every prefetch */
+    __asm__("" : "+r"(a2), "+r"(a1));
+    for (int l = l0; l < l1; l++) {
+        gl_prefetch_in_order(a2 + 64 * l, gl_tunes[tune].far_t0);
+        gl_prefetch_in_order(a1 + 64 * l, 1);
     }
 }
 

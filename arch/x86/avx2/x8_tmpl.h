@@ -175,9 +175,9 @@ GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const block_q8_0 *xs, c
             const size_t at = (size_t)b * sizeof(X8_WBLK);
 #pragma GCC unroll 4
             for (int i = 0; i < X8_LB; i++)
-                X8_BLOCK(b + i, gl_prefetch_line_span(tune, w + (size_t)g * gb, 0, 1, at,
-                                                      i * X8_SPAN / X8_LB,
-                                                      (i + 1) * X8_SPAN / X8_LB, gbytes, skip));
+                X8_BLOCK(b + i,
+                         gl_prefetch_line_span(tune, w + (size_t)g * gb, at, i * X8_SPAN / X8_LB,
+                                               (i + 1) * X8_SPAN / X8_LB, gbytes, skip));
         }
 #endif
     for (; b < kn; b++) {
