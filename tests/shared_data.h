@@ -9,8 +9,18 @@
 
 /* The shared folder (GENLOOP_SHARED, ../shared or ../../shared), or NULL. */
 const char *td_shared_dir(void);
+/* In a Criterion test: the shared folder, or a loud skip of the test (on
+ * stderr and in its report) when it is missing. A macro, so that the
+ * support library itself needs no Criterion. */
+#define td_need_shared()                                                                           \
+    (td_shared_dir()                                                                               \
+         ? td_shared_dir()                                                                         \
+         : (fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n"),                   \
+            cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)"), (const char *)NULL))
 /* Writes "<shared>/<rel>" into buf; false when the folder is missing. */
 bool td_path(char *buf, size_t cap, const char *rel);
+/* td_path in a Criterion test, which it skips loudly when the folder is missing */
+#define td_need_path(buf, cap, rel) ((void)td_need_shared(), (void)td_path(buf, cap, rel))
 
 /* One line of reference/<model>.jsonl. */
 typedef struct td_ref {

@@ -20,10 +20,7 @@ static const char *model_path(const char *name)
     static char path[1024];
     char rel[256];
     snprintf(rel, sizeof rel, "models/%s.gguf", name);
-    if (!td_path(path, sizeof path, rel)) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("../shared not found (set GENLOOP_SHARED)");
-    }
+    td_need_path(path, sizeof path, rel);
     return path;
 }
 

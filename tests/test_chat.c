@@ -24,10 +24,7 @@ static const char *shared_path(const char *rel)
     static char buf[8][4096];
     static int k;
     char *p = buf[k++ & 7];
-    if (!td_path(p, sizeof buf[0], rel)) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
+    td_need_path(p, sizeof buf[0], rel);
     return p;
 }
 

@@ -26,10 +26,7 @@ static const char *model(const char *name)
     static int k;
     char rel[256];
     snprintf(rel, sizeof rel, "models/%s", name);
-    if (!td_path(path[k & 3], sizeof path[0], rel)) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
+    td_need_path(path[k & 3], sizeof path[0], rel);
     return path[k++ & 3];
 }
 

@@ -72,10 +72,7 @@ static gl_model *load(const char *name)
 {
     char rel[256], path[1024];
     snprintf(rel, sizeof rel, "models/%s.gguf", name);
-    if (!td_path(path, sizeof path, rel)) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
+    td_need_path(path, sizeof path, rel);
     gl_model *m;
     gl_error err;
     cr_assert_eq(gl_model_load(&m, path, NULL, &err), GL_OK, "%s", err.msg);
@@ -304,10 +301,7 @@ static void field(const char *line, const char *key, char *out, size_t cap)
 Test(engine, cli_batch_equals_run)
 {
     char model[1024];
-    if (!td_path(model, sizeof model, "models/stories260K.gguf")) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
+    td_need_path(model, sizeof model, "models/stories260K.gguf");
     const char *bin = getenv("GENLOOP_BIN") ? getenv("GENLOOP_BIN") : "build/genloop";
     const char *in = "/tmp/gl_engine_batch.jsonl";
     FILE *f = fopen(in, "w");

@@ -14,14 +14,6 @@
 #include "gguf_writer.h"
 #include "shared_data.h"
 
-static void need_shared(void)
-{
-    if (!td_shared_dir()) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
-}
-
 static gl_model *load_path(const char *path, const char *backend)
 {
     gl_model_params mp = gl_model_default_params();
@@ -110,7 +102,7 @@ static void compare_prompt(gl_model *m, const td_ref *r, const float *ref, int s
  * on every other (backend, threads) pair. */
 static void check_file(const char *name, tol t)
 {
-    need_shared();
+    td_need_shared();
     static td_ref refs[4];
     const int nr = td_read_refs(name, refs, 4);
     cr_assert_gt(nr, 0, "cannot read reference/%s.jsonl", name);
@@ -195,7 +187,7 @@ Test(reference, gemma2_q8_0)
  * the paths differ and comparing stops). */
 static void check_greedy(const char *name, double tie)
 {
-    need_shared();
+    td_need_shared();
     static td_ref refs[4];
     const int nr = td_read_refs(name, refs, 4);
     cr_assert_gt(nr, 0);

@@ -25,14 +25,6 @@
 #define GL_TEST_XBACKEND_FLOAT 0.0015
 #define GL_TEST_XBACKEND_Q     0.035
 
-static void need_shared(void)
-{
-    if (!td_shared_dir()) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
-}
-
 static gl_model *load(const char *name, const char *backend)
 {
     char rel[256], path[1024];
@@ -78,7 +70,7 @@ static float *teacher_force(gl_model *m, const td_ref *r, int steps, int *n_out,
 /* Checks every prompt of one model; limits are relative RMS / std. */
 static void check_model(const char *name, double max_step, double max_mean)
 {
-    need_shared();
+    td_need_shared();
     static td_ref refs[8];
     int nr = td_read_refs(name, refs, 8);
     cr_assert_gt(nr, 0, "cannot read reference/%s.jsonl", name);
@@ -159,7 +151,7 @@ static bool on_token(void *user, int32_t id, const char *text, size_t len)
 
 Test(reference, greedy_tokens_and_story)
 {
-    need_shared();
+    td_need_shared();
     static td_ref refs[8];
     int nr = td_read_refs("stories260K", refs, 8);
     cr_assert_gt(nr, 0);
@@ -195,7 +187,7 @@ Test(reference, greedy_tokens_and_story)
  * least as tightly as each agrees with the reference. */
 static void check_backends_agree(const char *name, double max_step)
 {
-    need_shared();
+    td_need_shared();
     static td_ref refs[1];
     cr_assert_gt(td_read_refs(name, refs, 1), 0);
     gl_model *g = load(name, "generic");

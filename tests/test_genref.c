@@ -75,10 +75,7 @@ static gl_status fake_forward(gl_ctx *c, const gl_batch *b, gl_error *err)
 static gl_model *load_fake(void)
 {
     char path[1024];
-    if (!td_path(path, sizeof path, "models/stories260K.gguf")) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("../shared not found (set GENLOOP_SHARED)");
-    }
+    td_need_path(path, sizeof path, "models/stories260K.gguf");
     gl_model *m;
     gl_error err;
     cr_assert_eq(gl_model_load(&m, path, NULL, &err), GL_OK, "%s", err.msg);

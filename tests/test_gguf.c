@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "gguf.h"
+#include "shared_data.h"
 #include "gguf_writer.h"
 
 /* ---- helpers -------------------------------------------------------- */
@@ -879,39 +880,11 @@ Test(gguf, many_keys_duplicate_check_is_fast)
 
 /* ---- real files ----------------------------------------------------- */
 
-static const char *shared_dir(void)
-{
-    static char path[4096];
-    const char *env = getenv("GENLOOP_SHARED");
-    const char *cands[] = { env, "../shared", "../../shared" };
-    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-        struct stat st;
-        if (!cands[i] || !*cands[i])
-            continue;
-        snprintf(path, sizeof path, "%s/models", cands[i]);
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(path, sizeof path, "%s", cands[i]);
-            return path;
-        }
-    }
-    return NULL;
-}
-
-static const char *need_shared(void)
-{
-    const char *dir = shared_dir();
-    if (!dir) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
-    return dir;
-}
-
 static void map_shared(gl_mapping *m, const char *rel)
 {
     char path[4200];
     gl_error err;
-    snprintf(path, sizeof path, "%s/%s", need_shared(), rel);
+    snprintf(path, sizeof path, "%s/%s", td_need_shared(), rel);
     cr_assert_eq(gl_map_file(m, path, &err), GL_OK, "%s", err.msg);
 }
 
@@ -926,7 +899,7 @@ Test(gguf_real, every_shared_file_parses)
         "tokenizers/ggml-vocab-gpt-2.gguf",
         "tokenizers/ggml-vocab-llama-spm.gguf",
     };
-    need_shared();
+    td_need_shared();
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         gl_mapping m;
         gguf_file g;

@@ -22,19 +22,11 @@
 #define MODEL "synthetic-gpt2-tiny"
 #define VOCAB "tokenizers/ggml-vocab-gpt-2.gguf"
 
-static void need_shared(void)
-{
-    if (!td_shared_dir()) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
-}
-
 static const char *shared_path(const char *rel)
 {
     static char path[4][1024];
     static int k;
-    need_shared();
+    td_need_shared();
     td_path(path[k & 3], sizeof path[0], rel);
     return path[k++ & 3];
 }
@@ -146,7 +138,7 @@ static void read_vectors(vectors *v)
 /* Every reference vector through `genloop tokenize`, text on stdin. */
 Test(gpt2_tokenizer, cli_reproduces_reference_vectors)
 {
-    need_shared();
+    td_need_shared();
     vectors v;
     read_vectors(&v);
     for (int i = 0; i < v.n; i++) {
@@ -168,7 +160,7 @@ Test(gpt2_tokenizer, cli_reproduces_reference_vectors)
  * back byte for byte. */
 Test(gpt2_tokenizer, detok_round_trip)
 {
-    need_shared();
+    td_need_shared();
     vectors v;
     read_vectors(&v);
     gl_model *m = load(VOCAB, NULL, true);
@@ -206,7 +198,7 @@ Test(gpt2_tokenizer, detok_round_trip)
  * pieces concatenate back to exactly those bytes. */
 Test(gpt2_tokenizer, arbitrary_bytes_round_trip)
 {
-    need_shared();
+    td_need_shared();
     gguf_file g;
     gl_mapping map;
     gl_error err;
@@ -564,7 +556,7 @@ static int first_disagreement(const td_ref *rf, const float *lg, const char *tag
  * 0.5%) at every step of its path. */
 Test(gpt2_reference, teacher_forced_logits)
 {
-    need_shared();
+    td_need_shared();
     static td_ref refs[8];
     const int nr = td_read_refs(MODEL, refs, 8);
     cr_assert_gt(nr, 0, "cannot read reference/" MODEL ".jsonl");
@@ -614,7 +606,7 @@ Test(gpt2_reference, teacher_forced_logits)
  * (no BOS: the vocabulary says so) and its whole greedy continuation. */
 Test(gpt2_reference, cli_greedy_tokens)
 {
-    need_shared();
+    td_need_shared();
     static td_ref refs[8];
     const int nr = td_read_refs(MODEL, refs, 8);
     cr_assert_gt(nr, 0);
@@ -653,7 +645,7 @@ Test(gpt2_reference, cli_greedy_tokens)
  * position 0 at every step (nanoGPT's generate). */
 Test(gpt2_context, crop_matches_recompute_oracle, .timeout = 900)
 {
-    need_shared();
+    td_need_shared();
     static td_ref refs[1];
     cr_assert_gt(td_read_refs(MODEL, refs, 1), 0);
     gl_model *m = load("models/" MODEL ".gguf", NULL, false);
@@ -702,7 +694,7 @@ Test(gpt2_context, crop_matches_recompute_oracle, .timeout = 900)
  * policy is refused, and the CLI says why with a usage error. */
 Test(gpt2_context, learned_positions_are_enforced)
 {
-    need_shared();
+    td_need_shared();
     gl_model *m = load("models/" MODEL ".gguf", NULL, false);
     gl_model_info mi;
     gl_model_get_info(m, &mi);

@@ -20,10 +20,7 @@ static gl_model *load(const char *name, const char *backend)
 {
     char rel[256], path[1024];
     snprintf(rel, sizeof rel, "models/%s.gguf", name);
-    if (!td_path(path, sizeof path, rel)) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("../shared not found (set GENLOOP_SHARED)");
-    }
+    td_need_path(path, sizeof path, rel);
     gl_model_params mp = gl_model_default_params();
     mp.backend = backend;
     gl_model *m;

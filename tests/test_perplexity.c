@@ -14,13 +14,6 @@
 
 static run_out r;
 
-static void need_shared(void)
-{
-    if (!td_shared_dir())
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED): perplexity tests need "
-                     "its models and perplexity/stories.txt");
-}
-
 static const char *sp(const char *rel)
 {
     static char bufs[8][1024];
@@ -57,7 +50,7 @@ static void reference(const char *stem, double *ppl, double *err)
 
 static void check_reference(const char *stem, double tol)
 {
-    need_shared();
+    td_need_shared();
     char model[256];
     snprintf(model, sizeof model, "models/%s.gguf", stem);
     RUN(&r, NULL, "perplexity", "-m", sp(model), "-f", sp("perplexity/stories.txt"), "-c", "128",
@@ -104,7 +97,7 @@ Test(perplexity, reference_pad256_q6_k)
  * size of the pieces the text is tokenized in. */
 Test(perplexity, independent_of_batch_threads_pieces)
 {
-    need_shared();
+    td_need_shared();
     const char *m = sp("models/stories260K-mixQ4_0.gguf"), *t = sp("perplexity/stories.txt");
     static char first[sizeof r.out];
     const char *const variants[][6] = {
@@ -150,7 +143,7 @@ static void tmp_name(char *buf, size_t cap, const char *tag)
 
 Test(perplexity, kld_against_itself_is_zero)
 {
-    need_shared();
+    td_need_shared();
     const char *m = sp("models/stories260K.gguf"), *t = sp("perplexity/stories.txt");
     const char *types[] = { "f32", "f16" };
     for (int i = 0; i < 2; i++) {
@@ -183,7 +176,7 @@ Test(perplexity, kld_against_itself_is_zero)
 static void kld_ordered(const char *base_model, const char *const *models, int n,
                         const char *chunks)
 {
-    need_shared();
+    td_need_shared();
     const char *t = sp("perplexity/stories.txt");
     char base[256], rel[256];
     tmp_name(base, sizeof base, "order");
@@ -239,7 +232,7 @@ static void expect_refused(const char *what, const char *needle, const char *con
 
 Test(perplexity, bad_text_refused)
 {
-    need_shared();
+    td_need_shared();
     const char *m = sp("models/stories260K.gguf");
     char path[256];
     tmp_name(path, sizeof path, "text");
@@ -262,7 +255,7 @@ Test(perplexity, bad_text_refused)
 
 Test(perplexity, bad_kld_base_refused)
 {
-    need_shared();
+    td_need_shared();
     const char *m = sp("models/stories260K.gguf"), *t = sp("perplexity/stories.txt");
     char base[256], bad[256], other[256];
     tmp_name(base, sizeof base, "kbase");

@@ -50,14 +50,6 @@
 
 #define MAX_BACKENDS 8
 
-static void need_shared(void)
-{
-    if (!td_shared_dir()) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED): quantized model tests\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
-}
-
 static void model_path(char *buf, size_t cap, const char *name)
 {
     char rel[256];
@@ -168,7 +160,7 @@ static long first_diff(const float *a, const float *b, size_t n)
 
 static void check_logits(const char *name)
 {
-    need_shared();
+    td_need_shared();
     static td_ref refs[3];
     const int nr = td_read_refs(name, refs, 3);
     cr_assert_gt(nr, 0, "cannot read reference/%s.jsonl", name);
@@ -345,7 +337,7 @@ static void check_tensor_kernels(const char *name, const gguf_tensor *t, const g
 
 static void check_kernels(const char *name)
 {
-    need_shared();
+    td_need_shared();
     char path[1024];
     model_path(path, sizeof path, name);
     gl_mapping map;
@@ -450,7 +442,7 @@ FILE_TEST(ktiny_IQ4_XS, "ktiny-IQ4_XS")
 /* Every pad256/ktiny file of ../shared with a reference has a test above. */
 Test(quant_models, every_shared_file_listed)
 {
-    need_shared();
+    td_need_shared();
     char dir[1024];
     cr_assert(td_path(dir, sizeof dir, "models"));
     DIR *d = opendir(dir);
@@ -505,7 +497,7 @@ Test(quant_models, every_shared_file_listed)
  * compared). Default backend, 1 thread. */
 static void check_greedy(const char *name, double tie)
 {
-    need_shared();
+    td_need_shared();
     enum { N_GREEDY = 64 };
     static td_ref refs[3];
     const int nr = td_read_refs(name, refs, 3);

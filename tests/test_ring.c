@@ -246,10 +246,7 @@ static void check_ring_path(const char *path, const int32_t *ids, int n, int ctx
 static void check_ring_vs(int ctx, int keep, int chunk, int oracle_ctx, bool expect_equal)
 {
     char path[1024];
-    if (!td_path(path, sizeof path, "models/stories260K.gguf")) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
+    td_need_path(path, sizeof path, "models/stories260K.gguf");
     int32_t ids[256];
     const int n = sequence(ids, 200);
     check_ring_path(path, ids, n, ctx, keep, chunk, oracle_ctx, expect_equal);
@@ -269,10 +266,7 @@ static void check_ring(int ctx, int keep, int chunk)
 Test(ring, positions_past_int_max)
 {
     char path[1024];
-    if (!td_path(path, sizeof path, "models/stories260K.gguf")) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
+    td_need_path(path, sizeof path, "models/stories260K.gguf");
     int32_t ids[256];
     const int n = sequence(ids, 120);
     g_start_pos = 0;
@@ -402,10 +396,7 @@ Test(ring, cache_types_wide_heads)
 Test(ring, cache_types_small_heads)
 {
     char path[1024];
-    if (!td_path(path, sizeof path, "models/stories260K.gguf")) {
-        fprintf(stderr, "SKIP: ../shared not found (set GENLOOP_SHARED)\n");
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    }
+    td_need_path(path, sizeof path, "models/stories260K.gguf");
     int32_t ids[256];
     const int n = sequence(ids, 200);
     check_cache_types(path, ids, n, 512, 0.025);

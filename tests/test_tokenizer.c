@@ -12,35 +12,10 @@
 #include <time.h>
 
 #include "gguf.h"
+#include "shared_data.h"
 #include "tokenizer.h"
 
 /* ---- shared data -------------------------------------------------------- */
-
-static const char *shared_dir(void)
-{
-    static char buf[4096];
-    const char *env = getenv("GENLOOP_SHARED");
-    const char *cands[] = { env, "../shared", "../../shared" };
-    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-        struct stat st;
-        if (!cands[i] || !*cands[i])
-            continue;
-        snprintf(buf, sizeof buf, "%s/tokenizers", cands[i]);
-        if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(buf, sizeof buf, "%s", cands[i]);
-            return buf;
-        }
-    }
-    return NULL;
-}
-
-static const char *need_shared(void)
-{
-    const char *dir = shared_dir();
-    if (!dir)
-        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED)");
-    return dir;
-}
 
 static char *read_all(const char *path, size_t *len)
 {
@@ -83,7 +58,7 @@ static gl_tokenizer *load_path(const char *path)
 static gl_tokenizer *load_shared(const char *rel)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", need_shared(), rel);
+    snprintf(path, sizeof path, "%s/%s", td_need_shared(), rel);
     return load_path(path);
 }
 
@@ -177,7 +152,7 @@ static void load_vectors(vectors *v, const char *name)
     static const char sep[] = "\n__ggml_vocab_test__\n";
     char path[4096];
     size_t n_inp, n_out;
-    const char *dir = need_shared();
+    const char *dir = td_need_shared();
     snprintf(path, sizeof path, "%s/tokenizers/%s.inp", dir, name);
     v->inp = read_all(path, &n_inp);
     snprintf(path, sizeof path, "%s/tokenizers/%s.out", dir, name);
@@ -423,7 +398,7 @@ Test(tokenizer, stories260k_prompts)
 {
     char path[4096];
     size_t n;
-    snprintf(path, sizeof path, "%s/reference/stories260K.jsonl", need_shared());
+    snprintf(path, sizeof path, "%s/reference/stories260K.jsonl", td_need_shared());
     char *all = read_all(path, &n);
     gl_tokenizer *t = load_shared("models/stories260K.gguf");
     cr_assert(gl_tokenizer_add_bos(t));

@@ -192,49 +192,17 @@ enum { COLS = 16 };
                     y[(b0 + c) * y_stride + r] = sum[c];                                           \
             }                                                                                      \
         }                                                                                          \
+    }                                                                                              \
+    /* one super-block's update of a row sum, for the repacked layouts'                            \
+     * reference products (arch/generic/repack.c): the plain products' step */                     \
+    float gl_kdot_##name##_generic(float sum, const btype *w, const block_q8_K *x)                 \
+    {                                                                                              \
+        kblock k;                                                                                  \
+        unpack(w, &k);                                                                             \
+        return kblock_dot(sum, &k, x);                                                             \
     }
 
 KQUANT(q2_K, block_q2_K, unpack_q2_K)
-
-/* One super-block's update of a row sum, for the repacked layouts'
- * reference products (arch/generic/repack.c): the plain products' step. */
-float gl_kdot_q4_K_generic(float sum, const block_q4_K *w, const block_q8_K *x)
-{
-    kblock k;
-    unpack_q4_K(w, &k);
-    return kblock_dot(sum, &k, x);
-}
-float gl_kdot_q5_K_generic(float sum, const block_q5_K *w, const block_q8_K *x)
-{
-    kblock k;
-    unpack_q5_K(w, &k);
-    return kblock_dot(sum, &k, x);
-}
-float gl_kdot_q6_K_generic(float sum, const block_q6_K *w, const block_q8_K *x)
-{
-    kblock k;
-    unpack_q6_K(w, &k);
-    return kblock_dot(sum, &k, x);
-}
-float gl_kdot_q2_K_generic(float sum, const block_q2_K *w, const block_q8_K *x)
-{
-    kblock k;
-    unpack_q2_K(w, &k);
-    return kblock_dot(sum, &k, x);
-}
-float gl_kdot_q3_K_generic(float sum, const block_q3_K *w, const block_q8_K *x)
-{
-    kblock k;
-    unpack_q3_K(w, &k);
-    return kblock_dot(sum, &k, x);
-}
-float gl_kdot_iq4_xs_generic(float sum, const block_iq4_xs *w, const block_q8_K *x)
-{
-    kblock k;
-    unpack_iq4_xs(w, &k);
-    return kblock_dot(sum, &k, x);
-}
-
 KQUANT(q3_K, block_q3_K, unpack_q3_K)
 KQUANT(q4_K, block_q4_K, unpack_q4_K)
 KQUANT(q5_K, block_q5_K, unpack_q5_K)
