@@ -19,6 +19,10 @@
  *   KX_ROWS        (optional) rows per group = lanes: 8 (default, ymm) or
  *                  16 with KV_* defined for zmm (the AVX-512 folder)
  *   KX_LINK        (optional) linkage of the _tuned table, e.g. static
+ *   KX_TILE_PF_KQ  (optional) 1: the tile path (prefill, batched decode)
+ *                  prefetches its weight stream at the K-quant distances
+ *                  (the tune's kx_far / kx_near) instead of the 32-element
+ *                  layouts' (kx16_kv.h sets it for the 16-row layouts)
  *
  * As x8_tmpl.h, it defines one kernel per decode tune, KX_NAME_<tune>, and
  * KX_NAME_tuned[GL_TUNE_COUNT]: the tune sets the prefetch distances and
@@ -46,6 +50,9 @@
  * Sapphire Rapids: Q4_Kx16 17.2 -> 17.9, Q6_Kx16 15.9 -> 16.9 GB/s (mean
  * of two rows, three rounds interleaved); 12 and 16 KiB no better. */
 
+#ifndef KX_TILE_PF_KQ
+#define KX_TILE_PF_KQ 0
+#endif
 #ifndef KX_ROWS
 #define KX_ROWS                         8
 #define KV_PS                           __m256
@@ -99,13 +106,9 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
         acc[c] = first ? KV_ZERO_PS() : full ? KV_LOADU_PS(ys[c]) : KV_LOAD_LANES_PS(ys[c], lo, hi);
     for (int b = 0; b < kn; b++) {
         const KX_WBLK *blk = wb + b;
-        /* the first column tile streams the weights. The 16-row layouts
-         * prefetch at the K-quant distances (their blocks are 1.3-3.3 KiB:
-         * the 32-element layouts' 2 KiB is about one block ahead):
-         * TinyLlama batch-8 decode Q4_K_M 1 thread +10 %, Q6_K +4 %,
-         * prefill unchanged; the AVX2 8-row ones, compute-bound, lost up to
-         * 9 % at batch 4 that way (bench/RESULTS.md 2026-12-03) */
-#if KX_ROWS == 16
+        /* the first column tile streams the weights (KX_TILE_PF_KQ: at
+         * which distances) */
+#if KX_TILE_PF_KQ
         if (stream) {
             const kx_pf pf = { (const char *)blk + gl_tunes[tune].kx_far,
                                (const char *)blk + gl_tunes[tune].kx_near, gl_tunes[tune].far_t0 };
@@ -278,6 +281,7 @@ GL_TUNED_MATMULS(KX_LINK, KX_NAME, KX_IMPL)
 #undef KX_ISUMS_PF
 #undef KX_HAS_MIN
 #undef KX_ROWS
+#undef KX_TILE_PF_KQ
 #undef KV_PS
 #undef KV_EPI32
 #undef KV_ZERO_PS

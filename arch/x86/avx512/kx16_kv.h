@@ -1,7 +1,13 @@
 /* The zmm forms of kx8_tmpl.h's KV_* macros (16 rows, one lane each),
  * included before each x16 instance of the template, which undefines them
  * at its end. No include guard: meant to be included once per instance. */
-#define KX_ROWS                         GL_X16_ROWS
+#define KX_ROWS GL_X16_ROWS
+/* The tile path's weight stream at the K-quant distances: a 16-row block is
+ * 1.3-3.3 KiB, so the 32-element layouts' 2 KiB is about one block ahead.
+ * TinyLlama batch-8 decode Q4_K_M 1 thread +10 %, Q6_K +4 %, prefill
+ * unchanged; the AVX2 8-row layouts, compute-bound, lost up to 9 % at
+ * batch 4 that way (bench/RESULTS.md 2026-12-03). */
+#define KX_TILE_PF_KQ                   1
 #define KV_PS                           __m512
 #define KV_EPI32                        __m512i
 #define KV_ZERO_PS()                    _mm512_setzero_ps()
