@@ -162,9 +162,8 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
 #ifdef KX_ISUMS_PF
             const size_t at = (size_t)b * sizeof(KX_WBLK);
             const size_t far = gl_tunes[tune].kx_far, near = gl_tunes[tune].kx_near;
-            const size_t o2 = at + far + (at + far >= gbytes ? skip : 0);
-            const size_t o1 = at + near + (at + near >= gbytes ? skip : 0);
-            const kx_pf pf = { w + (size_t)g * gb + o2, w + (size_t)g * gb + o1,
+            const kx_pf pf = { w + (size_t)g * gb + gl_pf_ahead(at, far, gbytes, skip),
+                               w + (size_t)g * gb + gl_pf_ahead(at, near, gbytes, skip),
                                gl_tunes[tune].far_t0 };
             KX_ISUMS_PF(blk, xq[0], xpp[0], &isum, &imin, &pf);
 #else

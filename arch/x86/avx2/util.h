@@ -232,10 +232,16 @@ GL_ALWAYS_INLINE void gl_prefetch_far(const int tune, const char *p)
         _mm_prefetch(p, _MM_HINT_T1);
 }
 
+/* The offset dist bytes ahead of offset at in a stream of gbytes: at or
+ * past gbytes it moves skip bytes further, into the group that stream reads
+ * next (gbytes = SIZE_MAX: never). */
+GL_ALWAYS_INLINE size_t gl_pf_ahead(size_t at, size_t dist, size_t gbytes, size_t skip)
+{
+    return at + dist + (at + dist >= gbytes ? skip : 0);
+}
+
 /* Prefetches, for ng streams gb bytes apart from w, the blk bytes at
- * offset at + distance of each. An offset at or past gbytes (the end of
- * the stream's group) moves skip bytes further: to the group that stream
- * reads next (gbytes = SIZE_MAX: never). With the tune's pf_lines, each
+ * offset at + distance of each (gl_pf_ahead). With the tune's pf_lines, each
  * cache line is prefetched once: the lines that start inside the range
  * (blocks of 272 or 288 bytes are not line multiples, so one prefetch per
  * 64 bytes from a block's start touches some lines twice; on a Zen 5 the
@@ -245,8 +251,7 @@ GL_ALWAYS_INLINE void gl_prefetch_streams(const int tune, const char *w, size_t 
                                           size_t at, size_t blk, size_t gbytes, size_t skip)
 {
     const size_t far = gl_tunes[tune].pf_far, near = gl_tunes[tune].pf_near;
-    const size_t o2 = at + far + (at + far >= gbytes ? skip : 0);
-    const size_t o1 = at + near + (at + near >= gbytes ? skip : 0);
+    const size_t o2 = gl_pf_ahead(at, far, gbytes, skip), o1 = gl_pf_ahead(at, near, gbytes, skip);
     if (gl_tunes[tune].pf_lines && blk >= 64) {
         /* a range of blk bytes holds at least nmin line starts (a constant:
          * unrolled) and at most one more */
@@ -288,15 +293,15 @@ GL_ALWAYS_INLINE void gl_prefetch_in_order(const char *p, const int t0)
 
 /* gl_prefetch_streams over whole lines, for one stream at w (a multiple of
  * 64): lines l0 .. l1 - 1 counted from offset at + distance (at a multiple
- * of 64); past gbytes, skip bytes on, as above. The lines pf_lines takes
+ * of 64; gl_pf_ahead). The lines pf_lines takes
  * block by block, without its per-block alignment arithmetic: decode
  * kernels step over whole lines of blocks (GL_LINE_BLOCKS) to use it. */
 GL_ALWAYS_INLINE void gl_prefetch_line_span(const int tune, const char *w, size_t at, int l0,
                                             int l1, size_t gbytes, size_t skip)
 {
     const size_t far = gl_tunes[tune].pf_far, near = gl_tunes[tune].pf_near;
-    const char *a2 = w + at + far + (at + far >= gbytes ? skip : 0);
-    const char *a1 = w + at + near + (at + near >= gbytes ? skip : 0);
+    const char *a2 = w + gl_pf_ahead(at, far, gbytes, skip);
+    const char *a1 = w + gl_pf_ahead(at, near, gbytes, skip);
     /* one register per distance, each line a displacement from it: left
      * to itself gcc re-associated the stream's offset + 64 l into a
      * constant per line, a load and an add for every prefetch */
