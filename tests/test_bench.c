@@ -377,9 +377,12 @@ Test(bench_sweep, breakdown)
         const double prod = jnum_k(r.out, 1, "product_ms"), other = jnum_k(r.out, 1, "other_ms");
         const double serial = jnum_k(r.out, 1, "serial_ms"),
                      wait = jnum_k(r.out, 1, "wait_thread_ms");
-        const double regions = jnum_k(r.out, 1, "regions"), p50 = jnum_k(r.out, 1, "p50");
+        const double regions = jnum_k(r.out, 1, "regions"), p99 = jnum_k(r.out, 1, "p99");
         cr_expect(prod > 0 && other >= 0 && serial >= 0 && wait >= 0, "%s", r.out);
-        cr_expect(prod + other < 20 * p50 + 1, "%s", r.out);
+        /* a units check, not a timing one: the parts are means over every
+         * step, and one step the VM stalls for milliseconds (seen: p50
+         * 0.03 ms, p90 6.6 ms) moves a mean far past the median */
+        cr_expect(prod + other < 20 * p99 + 50, "%s", r.out);
         cr_expect(jnum_k(r.out, 1, "product_gbs") > 0, "%s", r.out);
         cr_expect_geq(regions, 5 * 5 + 1, "%s", r.out);
         if (t == 1)
