@@ -6,8 +6,14 @@
  * last-level cache. Prints GB/s of K and V read, and that as a share of the
  * one-thread read bandwidth measured in the same run.
  *
- *   attn_stream [--mb SIZE] [--ctx T] [--head-dim D] [--group G] [--backend NAME]
+ *   attn_stream [--mb SIZE] [--ctx T] [--alloc A] [--head-dim D] [--group G]
+ *               [--backend NAME] [--prefetch BYTES]
  *
+ * --alloc: positions each item's region holds (default T), as the engine
+ * holds n_ctx per KV head: a short context's items are then far apart, as
+ * in decode, instead of one stream. --prefetch: each item's first BYTES of
+ * K and of V asked for before its kernels run, as src/attention.c does
+ * (ATTN_PF_BYTES); default 0.
  * (defaults: 1024 MiB of cache, T = 1024 cached positions, D = 128, G = 2
  * query heads per KV head: a Qwen3-0.6B layer's shape) */
 #include <stdio.h>
@@ -27,6 +33,8 @@ static int ctx_blocks(int ctx)
 
 typedef struct as_shape {
     int ctx, hd, group;
+    int alloc;    /* positions each item's region holds (>= ctx): the engine's n_ctx */
+    int prefetch; /* --prefetch BYTES */
     size_t items; /* (layer, KV head) pairs the arena holds */
 } as_shape;
 
@@ -38,10 +46,18 @@ typedef struct as_shape {
 static double as_pass(const gl_kernels *k, const as_shape *s, const uint16_t *kc,
                       const uint16_t *vc, const float *q, float *scores, float *out)
 {
-    const size_t per = (size_t)s->ctx * s->hd;
-    const size_t per_k = (size_t)ctx_blocks(s->ctx) * GL_KT_BLOCK * s->hd;
+    const size_t per = (size_t)s->alloc * s->hd;
+    const size_t per_k = (size_t)ctx_blocks(s->alloc) * GL_KT_BLOCK * s->hd;
     const double t0 = bw_now();
     for (size_t it = 0; it < s->items; it++) {
+        if (s->prefetch) {
+            const char *kp = (const char *)(kc + it * per_k), *vp = (const char *)(vc + it * per);
+            const size_t cap = (size_t)s->prefetch;
+            for (size_t o = 0; o < per_k * 2 && o < cap; o += 64)
+                __builtin_prefetch(kp + o, 0, 3);
+            for (size_t o = 0; o < per * 2 && o < cap; o += 64)
+                __builtin_prefetch(vp + o, 0, 3);
+        }
         if (s->group >= GL_KT_MIN_GROUP)
             k->attn_scores_t[GL_KV_F16](scores, (size_t)s->ctx, q, (size_t)s->hd, s->group,
                                         kc + it * per_k, 0, s->ctx, s->hd, 0.088f);
@@ -67,30 +83,37 @@ int main(int argc, char **argv)
             mb = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--ctx") && i + 1 < argc)
             s.ctx = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--alloc") && i + 1 < argc)
+            s.alloc = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--head-dim") && i + 1 < argc)
             s.hd = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--group") && i + 1 < argc)
             s.group = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--prefetch") && i + 1 < argc)
+            s.prefetch = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: attn_stream [--mb SIZE] [--ctx T] [--head-dim D] [--group G] "
-                   "[--backend NAME]\n");
+                   "[--backend NAME] [--prefetch BYTES]\n");
             return 0;
         } else {
             fprintf(stderr, "usage: attn_stream [--mb SIZE] [--ctx T] [--head-dim D] [--group G] "
-                            "[--backend NAME]\n");
+                            "[--backend NAME] [--prefetch BYTES]\n");
             return 2;
         }
     }
-    if (s.ctx < 1 || s.ctx > (1 << 24) || s.hd < 1 || s.hd > 1024 || s.group < 1 || s.group > 64 ||
-        mb < 1 || mb > (1 << 20)) {
+    if (s.alloc < s.ctx)
+        s.alloc = s.ctx;
+    if (s.ctx < 1 || s.ctx > (1 << 24) || s.alloc > (1 << 24) || s.hd < 1 || s.hd > 1024 ||
+        s.group < 1 || s.group > 64 || mb < 1 || mb > (1 << 20)) {
         fprintf(stderr, "attn_stream: out of range: --mb 1..1048576, --ctx 1..16777216, "
                         "--head-dim 1..1024, --group 1..64\n");
         return 2;
     }
-    const size_t per_item = (size_t)s.ctx * s.hd * sizeof(uint16_t); /* V (K: whole blocks) */
-    const size_t per_k = (size_t)ctx_blocks(s.ctx) * GL_KT_BLOCK * s.hd * sizeof(uint16_t);
+    /* each item's region, V and K (whole blocks) */
+    const size_t per_item = (size_t)s.alloc * s.hd * sizeof(uint16_t);
+    const size_t per_k = (size_t)ctx_blocks(s.alloc) * GL_KT_BLOCK * s.hd * sizeof(uint16_t);
     s.items = (mb << 20) / 2 / per_k;
     if (s.items < 1) {
         fprintf(stderr, "attn_stream: --mb too small for one item\n");
@@ -120,10 +143,11 @@ int main(int argc, char **argv)
         return 1;
     const double bw = bw_measure(pool, kc, s.items * per_item, 3);
     gl_threadpool_free(pool);
-    const double bytes = (double)s.items * (double)(per_k + per_item);
-    printf("read bandwidth, 1 thread: %.1f GB/s; cache %.0f MiB = %zu items of %d positions x "
-           "%d dims, %d query heads each\n",
-           bw, bytes / (1 << 20), s.items, s.ctx, s.hd, s.group);
+    const double bytes = (double)s.items * (double)s.hd * sizeof(uint16_t) *
+                         (double)(ctx_blocks(s.ctx) * GL_KT_BLOCK + s.ctx);
+    printf("read bandwidth, 1 thread: %.1f GB/s; %.0f MiB read a pass: %zu items of %d positions "
+           "(of %d) x %d dims, %d query heads each\n",
+           bw, bytes / (1 << 20), s.items, s.ctx, s.alloc, s.hd, s.group);
     printf("%-13s %9s %8s %7s\n", "backend", "ms/pass", "GB/s", "of bw");
 
     const char *names[16];

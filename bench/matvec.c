@@ -6,11 +6,13 @@
  *           exceed --mb (default 1024 MiB), so weights come from DRAM;
  *   "hot":  one copy, read again and again (cache-resident if it fits).
  *   matvec [--mb SIZE] [-t THREADS] [--backend NAME] [--type T[,T...]]
- *          [--tune NAME[,NAME...]|all] [--rounds R]
+ *          [--tune NAME[,NAME...]|all] [--rounds R] [--shape NxROWS ...]
  * (default types q4_0,q8_0; "all": every quantized type a backend runs).
  * --tune compares decode tunes (src/tune.h; default: the one this CPU
  * gets; "all": every preset with 512- and 256-bit products): each round
- * times every tune once, the best of --rounds (default 3) counts. */
+ * times every tune once, the best of --rounds (default 3) counts.
+ * --shape (repeatable) times n x rows products in place of TinyLlama's
+ * FFN pair 2048x5632 and 5632x2048. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +134,12 @@ int main(int argc, char **argv)
     const char *only = NULL, *tlist = NULL, *tunes = NULL;
     int rows_override =
         0; /* --rows R: R rows (small: the "hot" column then times the kernel in L2) */
+    /* --shape NxROWS (repeatable): a model's product shapes in place of the
+     * TinyLlama FFN pair */
+    struct {
+        int n, rows;
+    } shapes[8] = { { 2048, 5632 }, { 5632, 2048 } };
+    int n_shapes = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--mb") && i + 1 < argc)
             mb = strtoull(argv[++i], NULL, 10);
@@ -143,13 +151,25 @@ int main(int argc, char **argv)
             tlist = argv[++i];
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
             rows_override = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--tune") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+            if (n_shapes == 8 ||
+                sscanf(argv[++i], "%dx%d", &shapes[n_shapes].n, &shapes[n_shapes].rows) != 2 ||
+                shapes[n_shapes].n < 256 || shapes[n_shapes].n % 256 ||
+                shapes[n_shapes].rows < 16) {
+                fprintf(stderr, "matvec: --shape NxROWS: n a multiple of 256, rows >= 16, "
+                                "at most 8 shapes\n");
+                return 2;
+            }
+            n_shapes++;
+        } else if (!strcmp(argv[i], "--tune") && i + 1 < argc)
             tunes = argv[++i];
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: matvec [--mb SIZE] [-t THREADS] [--backend NAME] "
-                            "[--type T,...|all] [--rows R] [--tune NAME,...|all] [--rounds R]\n");
+            fprintf(stderr,
+                    "usage: matvec [--mb SIZE] [-t THREADS] [--backend NAME] "
+                    "[--type T,...|all] [--rows R] [--shape NxROWS ...] [--tune NAME,...|all] "
+                    "[--rounds R]\n");
             return 2;
         }
     }
@@ -210,9 +230,8 @@ int main(int argc, char **argv)
 
     const char *names[16];
     const int nb = gl_backend_list(names, 16);
-    static const struct {
-        int n, rows;
-    } shapes[] = { { 2048, 5632 }, { 5632, 2048 } };
+    if (!n_shapes)
+        n_shapes = 2;
     printf("%-13s %-12s %-7s %-10s %3s %10s %9s %6s %9s\n", "backend", "tune", "type", "n x rows",
            "thr", "us/call", "GB/s cold", "of bw", "GB/s hot");
     for (int bi = 0; bi < nb; bi++) {
@@ -233,7 +252,7 @@ int main(int argc, char **argv)
             if (gl_threadpool_create(&pool, nths[ti], NULL) != GL_OK)
                 return 1;
             for (int ty = 0; ty < 2 * MV_NTYPES; ty++)
-                for (int si = 0; si < 2; si++) {
+                for (int si = 0; si < n_shapes; si++) {
                     /* ty >= MV_NTYPES: the same matrices repacked, where the backend uses a
                      * layout (per tune: +ymm may pick another) */
                     const int tix = ty % MV_NTYPES, type = mv_types[tix].type;

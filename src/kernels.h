@@ -266,6 +266,12 @@ typedef GL_DECL_SOFTMAX_FN((*gl_softmax_fn));
 #define GL_DECL_ROUND_F16_FN(name) void name(float *x, int n)
 typedef GL_DECL_ROUND_F16_FN((*gl_round_f16_fn));
 
+/* y[i] = the F16 nearest x[i] (round to nearest even; past the largest
+ * F16, infinity), a NaN as a quiet NaN of its sign (0x7e00): gl_f32_to_f16's
+ * bits (src/half.h) from every backend. Writes an F16 KV cache. */
+#define GL_DECL_TO_F16_FN(name) void name(uint16_t *y, const float *x, int n)
+typedef GL_DECL_TO_F16_FN((*gl_to_f16_fn));
+
 /* KV cache storage types (the Q8_0 one has its own kernel slots). */
 enum gl_kv_type { GL_KV_F32 = 0, GL_KV_F16 = 1, GL_KV_TYPE_COUNT, GL_KV_Q8_0 = GL_KV_TYPE_COUNT };
 
@@ -310,6 +316,7 @@ typedef struct gl_kernels {
     gl_attn_accum_fn attn_accum[GL_KV_TYPE_COUNT];
     gl_softmax_fn softmax;
     gl_round_f16_fn round_f16;
+    gl_to_f16_fn to_f16;
     gl_attn_scores_q8_fn attn_scores_q8;
     gl_attn_accum_q8_fn attn_accum_q8;
     /* grouped-query forms of the four above (runtime: src/attention.c) */

@@ -458,7 +458,8 @@ enum kind {
     K_ADD_BIAS,
     K_SOFTCAP,
     K_SOFTMAX,
-    K_ROUND_F16
+    K_ROUND_F16,
+    K_TO_F16
 };
 
 static const struct slot {
@@ -552,6 +553,7 @@ static const struct slot {
     { "softmax", K_SOFTMAX, 0, 0 },
     { "softmax_f16", K_SOFTMAX, 1, 0 },
     { "round_f16", K_ROUND_F16, 0, 0 },
+    { "to_f16", K_TO_F16, 0, 0 },
 };
 enum { n_slots = sizeof slots / sizeof slots[0] };
 
@@ -583,6 +585,7 @@ static const void *slot_fn(const gl_kernels *k, const struct slot *s)
     case K_SOFTCAP: return (const void *)k->softcap;
     case K_SOFTMAX: return (const void *)k->softmax;
     case K_ROUND_F16: return (const void *)k->round_f16;
+    case K_TO_F16: return (const void *)k->to_f16;
     default:
         return s->type == GL_KV_Q8_0 ? (const void *)k->attn_accum_q8
                                      : (const void *)k->attn_accum[s->type];
@@ -951,11 +954,15 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
     static const int fn[] = { 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 288, 2048 };
     const gl_matmul_fn fr = layout ? ref->matmul_packed[layout] : ref->matmul[type];
     const gl_matmul_fn fw = layout ? nw->matmul_packed[layout] : nw->matmul[type];
-    const int ncases = 44;
+    /* the last three: one column (the decode path) at lengths inside and
+     * past the row-group kernels' decode preparation (1024 blocks, 128
+     * super-blocks: rows up to 32768) */
+    const int ncases = 47;
+    static const int long_blk[] = { 300, 1024, 1100 }, long_kblk[] = { 70, 128, 131 };
     for (int ci = 0; ci < ncases; ci++) {
         reseed(100 + (uint32_t)type + 50 * (uint32_t)layout, (uint32_t)ci);
-        const int nb = nbs[ci % (int)(sizeof nbs / sizeof nbs[0])];
-        const int rows = chance(70) ? rowset[rint_in(0, 12)] : rint_in(1, 90);
+        int nb = nbs[ci % (int)(sizeof nbs / sizeof nbs[0])];
+        int rows = chance(70) ? rowset[rint_in(0, 12)] : rint_in(1, 90);
         int n;
         static const int kblk[] = { 1, 2, 3, 4, 7, 8, 22, 70 };
         if (gguf_type_block_elems((uint32_t)type) == QK_K)
@@ -966,6 +973,15 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
             n = chance(70) ? fn[rint_in(0, 13)] : rint_in(1, 600);
         if ((size_t)rows * nb * (size_t)n > (size_t)6 << 20) /* keep generic quick */
             n = is_quant(type) ? (int)gguf_type_block_elems((uint32_t)type) * 8 : 500;
+        if (ci >= 44) {
+            const int li = ci - 44;
+            rows = 64 + 3 * li; /* whole groups, and a partial one past them */
+            nb = 1;
+            if (gguf_type_block_elems((uint32_t)type) == QK_K)
+                n = QK_K * long_kblk[li];
+            else if (is_quant(type))
+                n = 32 * long_blk[li];
+        }
         mm_case c;
         mm_make(&c, type, rows, n, nb);
         snprintf(cur_case, sizeof cur_case, "rows=%d n=%d nb=%d wrb=%zu", rows, n, nb, c.wrb);
@@ -1407,6 +1423,65 @@ static void check_round_f16(const gl_kernels *ref, const gl_kernels *nw)
         if (!same_bits(yr, yn, (size_t)n))
             failf("differs from generic");
         gcheck(&gn, "x");
+        gfree(&gr);
+        gfree(&gn);
+    }
+}
+
+/* to_f16: exact, NaNs included. Besides the value modes of rfloat: the
+ * edges of F16's range (the largest finite, the overflow threshold 65520
+ * and either side of it), ties halfway between two F16 values (normal and
+ * subnormal), infinities and NaNs with random payloads and signs. */
+static float f16_edge(void)
+{
+    static const uint32_t edges[] = {
+        0x477fe000u, /* 65504, the largest F16 */
+        0x477fefffu, /* just below 65520: rounds down to 65504 */
+        0x477ff000u, /* 65520: the tie, to infinity */
+        0x38800000u, /* 2^-14, the smallest normal F16 */
+        0x387fc000u, /* a subnormal F16 exactly */
+        0x33800000u, /* 2^-24, the smallest subnormal */
+        0x33000000u, /* 2^-25: the tie with zero, to zero */
+        0x33000001u, /* just above it: to 2^-24 */
+        0x7f800000u, /* infinity */
+    };
+    uint32_t b;
+    switch (rint_in(0, 3)) {
+    case 0: b = edges[rint_in(0, (int)(sizeof edges / sizeof edges[0]) - 1)]; break;
+    case 1: /* a tie: an F16 mantissa with the next bit set and nothing below */
+        b = (uint32_t)rint_in(0x38800000 >> 13, 0x477fe000 >> 13) << 13 | 0x1000u;
+        break;
+    case 2: b = 0x7f800000u | (uint32_t)rint_in(1, 0x7fffff); break; /* NaN */
+    default: b = 0x7fc00000u; break;                                 /* the default NaN */
+    }
+    b |= chance(50) ? 0x80000000u : 0;
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+static void check_to_f16(const gl_kernels *ref, const gl_kernels *nw)
+{
+    for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
+        reseed(960, (uint32_t)ci);
+        const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
+        snprintf(cur_case, sizeof cur_case, "n=%d", n);
+        gbuf gx, gr, gn;
+        float *x = galloc(&gx, (size_t)n * 4, rmis4());
+        uint16_t *yr = galloc(&gr, (size_t)n * 2, rmis4()),
+                 *yn = galloc(&gn, (size_t)n * 2, rmis4());
+        for (int j = 0; j < n; j++)
+            x[j] = chance(20) ? f16_edge() : rfloat(rint_in(0, 4));
+        ref->to_f16(yr, x, n);
+        nw->to_f16(yn, x, n);
+        for (int j = 0; j < n; j++)
+            if (yr[j] != yn[j]) {
+                failf("y[%d] = 0x%04x for %a, generic 0x%04x", j, yn[j], (double)x[j], yr[j]);
+                break;
+            }
+        gcheck(&gx, "x");
+        gcheck(&gn, "y");
+        gfree(&gx);
         gfree(&gr);
         gfree(&gn);
     }
@@ -1969,6 +2044,7 @@ static void bench_call(const bench_ctx *b)
     case K_SOFTCAP: b->k->softcap(b->y, b->n, 30.0f); break;
     case K_SOFTMAX: b->k->softmax(b->y, b->n, s->type); break;
     case K_ROUND_F16: b->k->round_f16(b->y, b->n); break;
+    case K_TO_F16: b->k->to_f16(b->y, b->x, b->n); break;
     }
 }
 
@@ -2271,6 +2347,7 @@ int main(int argc, char **argv)
                 case K_SOFTCAP: check_softcap(&gen, k); break;
                 case K_SOFTMAX: check_softmax(&gen, k, s->type); break;
                 case K_ROUND_F16: check_round_f16(&gen, k); break;
+                case K_TO_F16: check_to_f16(&gen, k); break;
                 }
                 printf("  %-9s%s%s", group_fail ? "[FAILED]" : "[OK]", s->name,
                        differs ? "" : " (determinism only)");

@@ -138,3 +138,9 @@ GL_DECL_ROUND_F16_FN(gl_round_f16_generic)
     for (int i = 0; i < n; i++)
         x[i] = gl_f16_to_f32(gl_f32_to_f16(x[i]));
 }
+
+GL_DECL_TO_F16_FN(gl_to_f16_generic)
+{
+    for (int i = 0; i < n; i++)
+        y[i] = gl_f32_to_f16(x[i]);
+}

@@ -110,6 +110,7 @@ GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f32_generic);
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f16_generic);
 GL_DECL_SOFTMAX_FN(gl_softmax_generic);
 GL_DECL_ROUND_F16_FN(gl_round_f16_generic);
+GL_DECL_TO_F16_FN(gl_to_f16_generic);
 GL_DECL_ATTN_SCORES_Q8_FN(gl_attn_scores_q8_generic);
 GL_DECL_ATTN_ACCUM_Q8_FN(gl_attn_accum_q8_generic);
 GL_DECL_ATTN_SCORES_G_FN(gl_attn_scores_g_f32_generic);

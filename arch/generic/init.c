@@ -120,6 +120,7 @@ void gl_kernels_init_generic(gl_kernels *k)
     k->attn_accum[GL_KV_F16] = gl_attn_accum_f16_generic;
     k->softmax = gl_softmax_generic;
     k->round_f16 = gl_round_f16_generic;
+    k->to_f16 = gl_to_f16_generic;
     k->attn_scores_q8 = gl_attn_scores_q8_generic;
     k->attn_accum_q8 = gl_attn_accum_q8_generic;
     k->attn_scores_g[GL_KV_F32] = gl_attn_scores_g_f32_generic;

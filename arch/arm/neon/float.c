@@ -258,6 +258,31 @@ GL_DECL_SOFTCAP_FN(gl_softcap_neon)
     }
 }
 
+/* FCVTN rounds to nearest even (the FPCR's default mode, as gl_f32_to_f16);
+ * a NaN keeps only its sign (FCVTN would keep the top of its payload), so
+ * every NaN comes out as gl_f32_to_f16's. */
+GL_ALWAYS_INLINE uint16x4_t to_f16_4(float32x4_t v)
+{
+    const uint16x4_t h = vreinterpret_u16_f16(vcvt_f16_f32(v));
+    const uint16x4_t nan = vmovn_u32(vmvnq_u32(vceqq_f32(v, v)));
+    const uint16x4_t qnan = vorr_u16(vand_u16(h, vdup_n_u16(0x8000)), vdup_n_u16(0x7e00));
+    return vbsl_u16(nan, qnan, h);
+}
+
+GL_DECL_TO_F16_FN(gl_to_f16_neon)
+{
+    int i = 0;
+    for (; i + 4 <= n; i += 4)
+        vst1_u16(y + i, to_f16_4(vld1q_f32(x + i)));
+    if (i < n) {
+        float t[4] = { 0 };
+        uint16_t h[4];
+        memcpy(t, x + i, (size_t)(n - i) * sizeof(float));
+        vst1_u16(h, to_f16_4(vld1q_f32(t)));
+        memcpy(y + i, h, (size_t)(n - i) * sizeof(uint16_t));
+    }
+}
+
 /* y += b, element by element: bit-identical to generic. */
 GL_DECL_ADD_BIAS_FN(gl_add_bias_neon)
 {

@@ -33,6 +33,7 @@ void gl_kernels_init_neon(gl_kernels *k)
     k->layernorm = gl_layernorm_neon;
     k->gelu = gl_gelu_neon;
     k->softcap = gl_softcap_neon;
+    k->to_f16 = gl_to_f16_neon;
     k->add_bias = gl_add_bias_neon;
     k->attn_scores[GL_KV_F32] = gl_attn_scores_f32_neon;
     k->attn_scores[GL_KV_F16] = gl_attn_scores_f16_neon;

@@ -26,6 +26,7 @@ GL_DECL_SWIGLU_FN(gl_swiglu_neon);
 GL_DECL_LAYERNORM_FN(gl_layernorm_neon);
 GL_DECL_GELU_FN(gl_gelu_neon);
 GL_DECL_SOFTCAP_FN(gl_softcap_neon);
+GL_DECL_TO_F16_FN(gl_to_f16_neon);
 GL_DECL_ADD_BIAS_FN(gl_add_bias_neon);
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_neon);
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f16_neon);

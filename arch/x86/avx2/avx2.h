@@ -32,6 +32,7 @@ GL_DECL_GELU_FN(gl_gelu_avx2);
 GL_DECL_SOFTCAP_FN(gl_softcap_avx2);
 GL_DECL_SOFTMAX_FN(gl_softmax_avx2);
 GL_DECL_ROUND_F16_FN(gl_round_f16_avx2);
+GL_DECL_TO_F16_FN(gl_to_f16_avx2);
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f32_avx2);
 GL_DECL_ATTN_SCORES_FN(gl_attn_scores_f16_avx2);
 GL_DECL_ATTN_ACCUM_FN(gl_attn_accum_f32_avx2);

@@ -34,6 +34,7 @@ void gl_kernels_init_avx2(gl_kernels *k)
     k->softcap = gl_softcap_avx2;
     k->softmax = gl_softmax_avx2;
     k->round_f16 = gl_round_f16_avx2;
+    k->to_f16 = gl_to_f16_avx2;
     k->attn_scores[GL_KV_F32] = gl_attn_scores_f32_avx2;
     k->attn_scores[GL_KV_F16] = gl_attn_scores_f16_avx2;
     k->attn_accum[GL_KV_F32] = gl_attn_accum_f32_avx2;

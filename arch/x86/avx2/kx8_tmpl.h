@@ -41,6 +41,10 @@
 #ifndef KX_KB
 #define KX_KB 64
 #endif
+/* Decode prepares one column's whole row at once (212 bytes a super-block
+ * on the stack): rows up to 32768 (Qwen2.5 7B's 18944-wide FFN down)
+ * stream in lockstep; longer ones take the general path. */
+#define KX_KB_DECODE 128
 #ifndef KX_NG
 #define KX_NG 4
 #endif
@@ -246,9 +250,9 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
 {
     const int nsb = n / QK_K;
     const int f0 = (r0 + KX_ROWS - 1) / KX_ROWS, f1 = r1 / KX_ROWS;
-    if (nb == 1 && nsb <= KX_KB && f0 < f1) {
+    if (nb == 1 && nsb <= KX_KB_DECODE && f0 < f1) {
         const block_q8_K *xs = x;
-        kx_xprep xp1[KX_KB];
+        kx_xprep xp1[KX_KB_DECODE];
         kx_col_prep(xs, nsb, xp1);
         if (r0 < f0 * KX_ROWS)
             KX_ROWS_G(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * KX_ROWS, 1, tune);
@@ -269,6 +273,7 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
 GL_TUNED_MATMULS(KX_LINK, KX_NAME, KX_IMPL)
 
 #undef KX_IMPL
+#undef KX_KB_DECODE
 #undef KX_ROWS_G
 #undef KX_TUNED
 #undef KX_LINK

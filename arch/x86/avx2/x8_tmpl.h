@@ -46,6 +46,10 @@
 #ifndef X8_KB
 #define X8_KB 256
 #endif
+/* Decode prepares one column's whole row at once (8 bytes a block on the
+ * stack): rows up to 32768 (Gemma 2's 9216-wide FFN down, Llama 3 8B's
+ * 14336) stream in lockstep; longer ones take the general path. */
+#define X8_KB_DECODE 1024
 /* X8_TS: the row groups whose next blocks the first column tile over a
  * panel prefetches, its own and the X8_TS - 1 after it (their lines one
  * group ahead, so more of the stream in flight). 2 for the 16-row layouts:
@@ -265,11 +269,11 @@ GL_ALWAYS_INLINE void X8_IMPL(const void *w, size_t w_row_bytes, const void *x, 
     /* decode: whole groups in lockstep; partial groups at the ends of
      * [r0, r1) take the general path below (they hold no whole group) */
     const int f0 = (r0 + X8_ROWS - 1) / X8_ROWS, f1 = r1 / X8_ROWS;
-    if (nb == 1 && n / QK8_0 <= X8_KB && f0 < f1) {
+    if (nb == 1 && n / QK8_0 <= X8_KB_DECODE && f0 < f1) {
         const int kn = n / QK8_0;
         const block_q8_0 *xs = x;
-        int32_t corr1[X8_KB];
-        float dx1[X8_KB];
+        int32_t corr1[X8_KB_DECODE];
+        float dx1[X8_KB_DECODE];
         gl_x8_col_prep(xs, kn, X8_CORR_SHIFT, corr1, dx1);
         if (r0 < f0 * X8_ROWS)
             X8_TUNED[tune](w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * X8_ROWS, 1);
@@ -295,6 +299,7 @@ GL_TUNED_MATMULS(X8_LINK, X8_NAME, X8_IMPL)
 #undef X8_MULTI
 #undef X8_ROWS_G
 #undef X8_IMPL
+#undef X8_KB_DECODE
 #undef X8_TUNED
 #undef X8_LINK
 #undef X8_NG_MAX
