@@ -12,7 +12,8 @@
  * gets; "all": every preset with 512- and 256-bit products): each round
  * times every tune once, the best of --rounds (default 3) counts.
  * --shape (repeatable) times n x rows products in place of TinyLlama's
- * FFN pair 2048x5632 and 5632x2048. */
+ * FFN pair 2048x5632 and 5632x2048 (types whose blocks do not divide n are
+ * left out of that shape). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,8 @@ static const char *layout_name(int ti, int layout)
     case GL_LAYOUT_Q8_0X8: return "q8_0x8";
     case GL_LAYOUT_Q4_0X16: return "q4_0x16";
     case GL_LAYOUT_Q8_0X16: return "q8_0x16";
+    case GL_LAYOUT_Q5_0X16: return "q5_0x16";
+    case GL_LAYOUT_IQ4_NLX16: return "iq4_nlx16";
     case GL_LAYOUT_Q4_KX8: return "q4_Kx8";
     case GL_LAYOUT_Q6_KX8: return "q6_Kx8";
     case GL_LAYOUT_Q4_KX16: return "q4_Kx16";
@@ -154,9 +157,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
             if (n_shapes == 8 ||
                 sscanf(argv[++i], "%dx%d", &shapes[n_shapes].n, &shapes[n_shapes].rows) != 2 ||
-                shapes[n_shapes].n < 256 || shapes[n_shapes].n % 256 ||
-                shapes[n_shapes].rows < 16) {
-                fprintf(stderr, "matvec: --shape NxROWS: n a multiple of 256, rows >= 16, "
+                shapes[n_shapes].n < 32 || shapes[n_shapes].n % 32 || shapes[n_shapes].rows < 16) {
+                fprintf(stderr, "matvec: --shape NxROWS: n a multiple of 32, rows >= 16, "
                                 "at most 8 shapes\n");
                 return 2;
             }
@@ -261,7 +263,7 @@ int main(int argc, char **argv)
                         rows_override > 0 ? (rows_override + 15) / 16 * 16 : shapes[si].rows;
                     const gl_kernels *k0 = &cfg[0].k;
                     if (!mv_wanted(tlist, tix) || !k0->matmul[type] ||
-                        (ty >= MV_NTYPES && !k0->repack[type].use))
+                        (ty >= MV_NTYPES && !k0->repack[type].use) || n % mv_types[tix].qk)
                         continue;
                     const size_t bsz = mv_types[tix].bytes;
                     const size_t wrb = (size_t)n / (size_t)mv_types[tix].qk * bsz;

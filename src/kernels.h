@@ -114,6 +114,8 @@ enum gl_layout {
     GL_LAYOUT_Q2_KX16,
     GL_LAYOUT_Q5_KX8,
     GL_LAYOUT_Q8_0X16,
+    GL_LAYOUT_Q5_0X16,
+    GL_LAYOUT_IQ4_NLX16,
     GL_LAYOUT_COUNT
 };
 

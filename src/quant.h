@@ -216,6 +216,27 @@ typedef struct GL_PACKED block_q4_0x16 {
     uint8_t qs[GL_X16_ROWS * QK4_0 / 2]; /* 4 x (16 rows x 4 bytes) */
 } block_q4_0x16;
 
+/* Q5_0x16: 16 rows' Q5_0 blocks, qs as Q4_0x16's (qs[64 k + 4 r + j]) and
+ * the fifth bits re-encoded as one 32-bit lane per row (qh[4 r + i]): byte
+ * i holds in bit k the fifth bit of element 4 k + i and in bit 4 + k that
+ * of element 16 + 4 k + i (k < 4). Unit k's bits then reach bit 4 of each
+ * byte with one 16-bit shift of the lane ((h << (4 - k)) & 0x10 for the
+ * low nibbles' elements, (h >> k) & 0x10 for the high ones'; nothing from
+ * the neighbouring byte reaches bit 4). The plain rows' 5.5 bits a weight,
+ * read as one stream per 16 rows like Q4_0x16: files whose rows are not a
+ * multiple of 256 wide (Qwen2.5-0.5B's 896) keep the Q4_K of a Q4_K_M mix
+ * as Q5_0. */
+typedef struct GL_PACKED block_q5_0x16 {
+    uint16_t d[GL_X16_ROWS];
+    uint8_t qh[GL_X16_ROWS * 4];         /* re-encoded, one lane per row */
+    uint8_t qs[GL_X16_ROWS * QK4_0 / 2]; /* 4 x (16 rows x 4 bytes) */
+} block_q5_0x16;
+
+/* IQ4_NLx16: IQ4_NL's blocks have Q4_0's bytes (d, then 16 bytes of
+ * nibbles), so 16 rows of them interleave as Q4_0x16: the same struct. The
+ * fallback of IQ4_XS mixes for rows not a multiple of 256 wide. */
+typedef block_q4_0x16 block_iq4_nlx16;
+
 /* Q8_0x16: Q8_0 over 16 rows (qs[64 k + 4 r + j], k = 0..7), so AVX-512
  * decode needs one 64-byte load per vector where two Q8_0x8 groups side
  * by side need two and an insert. */
@@ -383,6 +404,8 @@ static_assert(sizeof(block_q4_0x8) == 8 * sizeof(block_q4_0), "block_q4_0x8: 8 Q
 static_assert(sizeof(block_q4_0x16) == 16 * sizeof(block_q4_0), "block_q4_0x16: 16 Q4_0 blocks");
 static_assert(sizeof(block_q8_0x8) == 8 * sizeof(block_q8_0), "block_q8_0x8: 8 Q8_0 blocks");
 static_assert(sizeof(block_q8_0x16) == 16 * sizeof(block_q8_0), "block_q8_0x16: 16 Q8_0 blocks");
+static_assert(sizeof(block_q5_0x16) == 16 * sizeof(block_q5_0), "block_q5_0x16: 16 Q5_0 blocks");
+static_assert(sizeof(block_iq4_nl) == sizeof(block_q4_0), "IQ4_NL blocks have Q4_0's bytes");
 static_assert(sizeof(block_q4_0x8) % 16 == 0 && sizeof(block_q8_0x8) % 16 == 0 &&
                   sizeof(block_q4_0x16) % 32 == 0,
               "x8 blocks keep 16-byte alignment from one block to the next");

@@ -55,6 +55,7 @@ DEF_REPACK(gl_repack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8
 DEF_REPACK(gl_repack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS)
 DEF_REPACK(gl_repack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS)
 DEF_REPACK(gl_repack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS)
+DEF_REPACK(gl_repack_iq4_nl_x16_generic, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS)
 
 #define DEF_UNPACK(NAME, BLK, XBLK, QS, ROWS)                                                      \
     GL_DECL_UNPACK_FN(NAME)                                                                        \
@@ -73,6 +74,7 @@ DEF_UNPACK(gl_unpack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8
 DEF_UNPACK(gl_unpack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS)
 DEF_UNPACK(gl_unpack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS)
 DEF_UNPACK(gl_unpack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS)
+DEF_UNPACK(gl_unpack_iq4_nl_x16_generic, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS)
 
 /* ---- products -------------------------------------------------------------- */
 
@@ -111,11 +113,108 @@ DEF_UNPACK(gl_unpack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_
 /* Q4_0: byte i holds element i (low nibble) and i + 16 (high), w = u - 8 */
 #define DOT_Q4(q, xq, i) (((q)&0x0f) - 8) * (xq)[i] + (((q) >> 4) - 8) * (xq)[(i) + 16]
 #define DOT_Q8(q, xq, i) (q) * (xq)[i]
+/* IQ4_NL: Q4_0's nibbles, each looked up */
+#define DOT_IQ4NL(q, xq, i)                                                                        \
+    gl_iq4nl_values[(q)&0x0f] * (xq)[i] + gl_iq4nl_values[(q) >> 4] * (xq)[(i) + 16]
 
 DEF_XN_MATMUL(gl_matmul_q4_0_x8_generic, block_q4_0x8, QK4_0 / 2, DOT_Q4, GL_X8_ROWS)
 DEF_XN_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8, GL_X8_ROWS)
 DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X16_ROWS)
 DEF_XN_MATMUL(gl_matmul_q8_0_x16_generic, block_q8_0x16, QK8_0, DOT_Q8, GL_X16_ROWS)
+DEF_XN_MATMUL(gl_matmul_iq4_nl_x16_generic, block_iq4_nlx16, QK4_0 / 2, DOT_IQ4NL, GL_X16_ROWS)
+
+/* ---- Q5_0x16 (src/quant.h): Q4_0x16's nibbles, the fifth bits re-encoded */
+
+/* byte i of a row's re-encoded lane from its plain qh (little-endian) */
+static uint8_t q5x16_lane_byte(uint32_t h, int i)
+{
+    uint8_t v = 0;
+    for (int k = 0; k < 4; k++)
+        v |= (uint8_t)((h >> (4 * k + i) & 1) << k | (h >> (16 + 4 * k + i) & 1) << (4 + k));
+    return v;
+}
+
+/* the fifth bit of element e (< 32) of lane row r */
+static int q5x16_hbit(const block_q5_0x16 *b, int r, int e)
+{
+    const int i = e % 4, k = e % 16 / 4;
+    return b->qh[4 * r + i] >> (e < 16 ? k : 4 + k) & 1;
+}
+
+GL_DECL_REPACK_FN(gl_repack_q5_0_x16_generic)
+{
+    const int nblk = n / 32;
+    block_q5_0x16 *out = dst;
+    for (int g = g0; g < g1; g++)
+        for (int r = 0; r < GL_X16_ROWS; r++) {
+            const int row = g * GL_X16_ROWS + r;
+            const block_q5_0 *src =
+                row < n_rows ? (const block_q5_0 *)((const char *)w + (size_t)row * w_row_bytes)
+                             : NULL; /* padding: d = 0, quants 0 */
+            for (int b = 0; b < nblk; b++) {
+                block_q5_0x16 *o = out + (size_t)g * nblk + b;
+                uint32_t h = 0;
+                if (src)
+                    memcpy(&h, src[b].qh, 4);
+                o->d[r] = src ? src[b].d : 0;
+                for (int i = 0; i < 4; i++)
+                    o->qh[4 * r + i] = q5x16_lane_byte(h, i);
+                for (int k = 0; k < 4; k++) {
+                    if (src)
+                        memcpy(&o->qs[xn_index(GL_X16_ROWS, r, 4 * k)], &src[b].qs[4 * k], 4);
+                    else
+                        memset(&o->qs[xn_index(GL_X16_ROWS, r, 4 * k)], 0, 4);
+                }
+            }
+        }
+}
+
+GL_DECL_UNPACK_FN(gl_unpack_q5_0_x16_generic)
+{
+    const int nblk = n / 32, g = r / GL_X16_ROWS, k = r % GL_X16_ROWS;
+    const block_q5_0x16 *in =
+        (const block_q5_0x16 *)((const char *)packed + (size_t)g * group_bytes);
+    block_q5_0 *o = dst;
+    for (int b = 0; b < nblk; b++) {
+        o[b].d = in[b].d[k];
+        uint32_t h = 0;
+        for (int e = 0; e < 32; e++)
+            h |= (uint32_t)q5x16_hbit(&in[b], k, e) << e;
+        memcpy(o[b].qh, &h, 4);
+        for (int j = 0; j < QK4_0 / 2; j++)
+            o[b].qs[j] = in[b].qs[xn_index(GL_X16_ROWS, k, j)];
+    }
+}
+
+/* As DEF_XN_MATMUL: generic's Q5_0 sequence, w = u - 16 */
+GL_DECL_MATMUL_FN(gl_matmul_q5_0_x16_generic)
+{
+    const int nblk = n / 32;
+    for (int bcol = 0; bcol < nb; bcol++) {
+        const block_q8_0 *xb = (const block_q8_0 *)((const char *)x + bcol * x_stride);
+        for (int g = r0 / GL_X16_ROWS; g * GL_X16_ROWS < r1; g++) {
+            const block_q5_0x16 *wg =
+                (const block_q5_0x16 *)((const char *)w + (size_t)g * w_row_bytes);
+            for (int r = 0; r < GL_X16_ROWS; r++) {
+                const int row = g * GL_X16_ROWS + r;
+                if (row < r0 || row >= r1)
+                    continue;
+                float sum = 0.0f;
+                for (int b = 0; b < nblk; b++) {
+                    int isum = 0;
+                    for (int j = 0; j < QK4_0 / 2; j++) {
+                        const int q = wg[b].qs[xn_index(GL_X16_ROWS, r, j)];
+                        isum += ((q & 0x0f) + 16 * q5x16_hbit(&wg[b], r, j) - 16) * xb[b].qs[j];
+                        isum +=
+                            ((q >> 4) + 16 * q5x16_hbit(&wg[b], r, j + 16) - 16) * xb[b].qs[j + 16];
+                    }
+                    sum += (float)isum * (gl_f16_to_f32(wg[b].d[r]) * gl_f16_to_f32(xb[b].d));
+                }
+                y[bcol * y_stride + row] = sum;
+            }
+        }
+    }
+}
 
 /* ---- K-quant row groups (src/quant.h) ----------------------------------
  * Q4_Kx8, Q6_Kx8, Q4_Kx16, Q5_Kx8 / x16, IQ4_XSx8 / x16, Q2_Kx8 / x16: every byte array of ROWS

@@ -209,6 +209,77 @@ DEF_Q8_ISUMS(x16_isums_q8_vnni, block_q8_0x16, __m512i, 64, _mm512_loadu_si512, 
 #define X8_LINK      static
 #include "arch/x86/avx2/x8_tmpl.h"
 
+/* ---- Q5_0x16 (src/quant.h) with vpdpbusd, one zmm lane per row ---------
+ * a = u = w + 16 in [0, 31] (the nibble with its fifth bit at bit 4, from
+ * the re-encoded lanes with one shift), x signed, isum starts at -16 sum(x):
+ * exact, as Q4_0x16. */
+GL_ALWAYS_INLINE void x16_isums_q5_vnni(const block_q5_0x16 *blk, const int8_t *const *xq,
+                                        __m512i *isum, const int nc)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
+    const __m512i h = _mm512_loadu_si512((const void *)blk->qh);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * k));
+        /* a | (b & c) */
+        const __m512i lo = _mm512_ternarylogic_epi32(_mm512_and_si512(v, m4),
+                                                     _mm512_slli_epi16(h, 4 - k), m10, 0xf8);
+        const __m512i hi = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4),
+                                                     _mm512_srli_epi16(h, k), m10, 0xf8);
+#pragma GCC unroll 16
+        for (int c = 0; c < nc; c++) {
+            isum[c] = _mm512_dpbusd_epi32(isum[c], lo, _mm512_set1_epi32(x8_load32(xq[c] + 4 * k)));
+            isum[c] =
+                _mm512_dpbusd_epi32(isum[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+        }
+    }
+}
+
+#include "arch/x86/avx512/x16_lanes.h"
+#define X8_TS        2
+#define X8_SPREAD_PF 1
+#define X8_NAME      matmul_q5_0_x16_vnni
+#define X8_WBLK      block_q5_0x16
+#define X8_SHIFT     4
+#define X8_ISUMS     x16_isums_q5_vnni
+#define X8_LINK      static
+#include "arch/x86/avx2/x8_tmpl.h"
+
+/* ---- IQ4_NLx16 (src/quant.h) with vpdpbusd, one zmm lane per row -------
+ * Each nibble looks up a = value + 128 in [1, 241] (vpshufb over the table
+ * with its sign bits flipped), unsigned; isum starts at -128 sum(x): exact,
+ * as Q8_0x16. */
+GL_ALWAYS_INLINE void x16_isums_iq4nl_vnni(const block_iq4_nlx16 *blk, const int8_t *const *xq,
+                                           __m512i *isum, const int nc)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    const __m512i tab =
+        _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)gl_iq4nl_values)),
+                         _mm512_set1_epi8((char)0x80));
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * k));
+        const __m512i lo = _mm512_shuffle_epi8(tab, _mm512_and_si512(v, m4));
+        const __m512i hi = _mm512_shuffle_epi8(tab, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+#pragma GCC unroll 16
+        for (int c = 0; c < nc; c++) {
+            isum[c] = _mm512_dpbusd_epi32(isum[c], lo, _mm512_set1_epi32(x8_load32(xq[c] + 4 * k)));
+            isum[c] =
+                _mm512_dpbusd_epi32(isum[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+        }
+    }
+}
+
+#include "arch/x86/avx512/x16_lanes.h"
+#define X8_TS        2
+#define X8_SPREAD_PF 1
+#define X8_NAME      matmul_iq4_nl_x16_vnni
+#define X8_WBLK      block_iq4_nlx16
+#define X8_SHIFT     7
+#define X8_ISUMS     x16_isums_iq4nl_vnni
+#define X8_LINK      static
+#include "arch/x86/avx2/x8_tmpl.h"
+
 /* ---- float products, 16 lanes ------------------------------------------
  * arch/float_tmpl.h's, the lanes summed by gl512_hsum_ps. */
 GL_ALWAYS_INLINE __m512 l5_f32(const void *p, int i)
@@ -347,8 +418,12 @@ void GL_AVX512_INIT(gl_kernels *k)
         if (!k->tune.ymm) {
             k->matmul_packed[GL_LAYOUT_Q4_0X16] = matmul_q4_0_x16_vnni_tuned[t];
             k->matmul_packed[GL_LAYOUT_Q8_0X16] = matmul_q8_0_x16_vnni_tuned[t];
+            k->matmul_packed[GL_LAYOUT_Q5_0X16] = matmul_q5_0_x16_vnni_tuned[t];
+            k->matmul_packed[GL_LAYOUT_IQ4_NLX16] = matmul_iq4_nl_x16_vnni_tuned[t];
             gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_0X16);
             gl_kernels_prefer_layout(k, GL_LAYOUT_Q8_0X16);
+            gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_0X16);
+            gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_NLX16);
         }
 #if GL_AVX512_KQUANTS
         legacy_init_vnni(k);
