@@ -116,6 +116,8 @@ enum gl_layout {
     GL_LAYOUT_Q8_0X16,
     GL_LAYOUT_Q5_0X16,
     GL_LAYOUT_IQ4_NLX16,
+    GL_LAYOUT_Q5_0X8,
+    GL_LAYOUT_IQ4_NLX8,
     GL_LAYOUT_COUNT
 };
 

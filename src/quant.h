@@ -216,6 +216,14 @@ typedef struct GL_PACKED block_q4_0x16 {
     uint8_t qs[GL_X16_ROWS * QK4_0 / 2]; /* 4 x (16 rows x 4 bytes) */
 } block_q4_0x16;
 
+/* Q5_0x8 / IQ4_NLx8: the 8-row forms of the two below (AVX2). */
+typedef struct GL_PACKED block_q5_0x8 {
+    uint16_t d[GL_X8_ROWS];
+    uint8_t qh[GL_X8_ROWS * 4];         /* re-encoded as Q5_0x16's */
+    uint8_t qs[GL_X8_ROWS * QK4_0 / 2]; /* 4 x (8 rows x 4 bytes) */
+} block_q5_0x8;
+typedef block_q4_0x8 block_iq4_nlx8;
+
 /* Q5_0x16: 16 rows' Q5_0 blocks, qs as Q4_0x16's (qs[64 k + 4 r + j]) and
  * the fifth bits re-encoded as one 32-bit lane per row (qh[4 r + i]): byte
  * i holds in bit k the fifth bit of element 4 k + i and in bit 4 + k that
@@ -405,6 +413,7 @@ static_assert(sizeof(block_q4_0x16) == 16 * sizeof(block_q4_0), "block_q4_0x16: 
 static_assert(sizeof(block_q8_0x8) == 8 * sizeof(block_q8_0), "block_q8_0x8: 8 Q8_0 blocks");
 static_assert(sizeof(block_q8_0x16) == 16 * sizeof(block_q8_0), "block_q8_0x16: 16 Q8_0 blocks");
 static_assert(sizeof(block_q5_0x16) == 16 * sizeof(block_q5_0), "block_q5_0x16: 16 Q5_0 blocks");
+static_assert(sizeof(block_q5_0x8) == 8 * sizeof(block_q5_0), "block_q5_0x8: 8 Q5_0 blocks");
 static_assert(sizeof(block_iq4_nl) == sizeof(block_q4_0), "IQ4_NL blocks have Q4_0's bytes");
 static_assert(sizeof(block_q4_0x8) % 16 == 0 && sizeof(block_q8_0x8) % 16 == 0 &&
                   sizeof(block_q4_0x16) % 32 == 0,

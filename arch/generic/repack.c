@@ -56,6 +56,7 @@ DEF_REPACK(gl_repack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROW
 DEF_REPACK(gl_repack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS)
 DEF_REPACK(gl_repack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS)
 DEF_REPACK(gl_repack_iq4_nl_x16_generic, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS)
+DEF_REPACK(gl_repack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS)
 
 #define DEF_UNPACK(NAME, BLK, XBLK, QS, ROWS)                                                      \
     GL_DECL_UNPACK_FN(NAME)                                                                        \
@@ -75,6 +76,7 @@ DEF_UNPACK(gl_unpack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROW
 DEF_UNPACK(gl_unpack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS)
 DEF_UNPACK(gl_unpack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS)
 DEF_UNPACK(gl_unpack_iq4_nl_x16_generic, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS)
+DEF_UNPACK(gl_unpack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS)
 
 /* ---- products -------------------------------------------------------------- */
 
@@ -122,11 +124,13 @@ DEF_XN_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8, GL_X8_ROWS
 DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X16_ROWS)
 DEF_XN_MATMUL(gl_matmul_q8_0_x16_generic, block_q8_0x16, QK8_0, DOT_Q8, GL_X16_ROWS)
 DEF_XN_MATMUL(gl_matmul_iq4_nl_x16_generic, block_iq4_nlx16, QK4_0 / 2, DOT_IQ4NL, GL_X16_ROWS)
+DEF_XN_MATMUL(gl_matmul_iq4_nl_x8_generic, block_iq4_nlx8, QK4_0 / 2, DOT_IQ4NL, GL_X8_ROWS)
 
-/* ---- Q5_0x16 (src/quant.h): Q4_0x16's nibbles, the fifth bits re-encoded */
+/* ---- Q5_0x8 / Q5_0x16 (src/quant.h): Q4_0's interleave for the nibbles,
+ * the fifth bits re-encoded, one 32-bit lane per row */
 
 /* byte i of a row's re-encoded lane from its plain qh (little-endian) */
-static uint8_t q5x16_lane_byte(uint32_t h, int i)
+static uint8_t q5x_lane_byte(uint32_t h, int i)
 {
     uint8_t v = 0;
     for (int k = 0; k < 4; k++)
@@ -134,87 +138,91 @@ static uint8_t q5x16_lane_byte(uint32_t h, int i)
     return v;
 }
 
-/* the fifth bit of element e (< 32) of lane row r */
-static int q5x16_hbit(const block_q5_0x16 *b, int r, int e)
+/* the fifth bit of element e (< 32) from a row's re-encoded lane */
+static int q5x_hbit(const uint8_t *lane, int e)
 {
     const int i = e % 4, k = e % 16 / 4;
-    return b->qh[4 * r + i] >> (e < 16 ? k : 4 + k) & 1;
+    return lane[i] >> (e < 16 ? k : 4 + k) & 1;
 }
 
-GL_DECL_REPACK_FN(gl_repack_q5_0_x16_generic)
-{
-    const int nblk = n / 32;
-    block_q5_0x16 *out = dst;
-    for (int g = g0; g < g1; g++)
-        for (int r = 0; r < GL_X16_ROWS; r++) {
-            const int row = g * GL_X16_ROWS + r;
-            const block_q5_0 *src =
-                row < n_rows ? (const block_q5_0 *)((const char *)w + (size_t)row * w_row_bytes)
-                             : NULL; /* padding: d = 0, quants 0 */
-            for (int b = 0; b < nblk; b++) {
-                block_q5_0x16 *o = out + (size_t)g * nblk + b;
-                uint32_t h = 0;
-                if (src)
-                    memcpy(&h, src[b].qh, 4);
-                o->d[r] = src ? src[b].d : 0;
-                for (int i = 0; i < 4; i++)
-                    o->qh[4 * r + i] = q5x16_lane_byte(h, i);
-                for (int k = 0; k < 4; k++) {
-                    if (src)
-                        memcpy(&o->qs[xn_index(GL_X16_ROWS, r, 4 * k)], &src[b].qs[4 * k], 4);
-                    else
-                        memset(&o->qs[xn_index(GL_X16_ROWS, r, 4 * k)], 0, 4);
-                }
-            }
-        }
-}
-
-GL_DECL_UNPACK_FN(gl_unpack_q5_0_x16_generic)
-{
-    const int nblk = n / 32, g = r / GL_X16_ROWS, k = r % GL_X16_ROWS;
-    const block_q5_0x16 *in =
-        (const block_q5_0x16 *)((const char *)packed + (size_t)g * group_bytes);
-    block_q5_0 *o = dst;
-    for (int b = 0; b < nblk; b++) {
-        o[b].d = in[b].d[k];
-        uint32_t h = 0;
-        for (int e = 0; e < 32; e++)
-            h |= (uint32_t)q5x16_hbit(&in[b], k, e) << e;
-        memcpy(o[b].qh, &h, 4);
-        for (int j = 0; j < QK4_0 / 2; j++)
-            o[b].qs[j] = in[b].qs[xn_index(GL_X16_ROWS, k, j)];
+#define DEF_Q5X(SFX, XBLK, ROWS)                                                                   \
+    GL_DECL_REPACK_FN(gl_repack_q5_0_##SFX##_generic)                                              \
+    {                                                                                              \
+        const int nblk = n / 32;                                                                   \
+        XBLK *out = dst;                                                                           \
+        for (int g = g0; g < g1; g++)                                                              \
+            for (int r = 0; r < (ROWS); r++) {                                                     \
+                const int row = g * (ROWS) + r;                                                    \
+                const block_q5_0 *src =                                                            \
+                    row < n_rows                                                                   \
+                        ? (const block_q5_0 *)((const char *)w + (size_t)row * w_row_bytes)        \
+                        : NULL; /* padding: d = 0, quants 0 */                                     \
+                for (int b = 0; b < nblk; b++) {                                                   \
+                    XBLK *o = out + (size_t)g * nblk + b;                                          \
+                    uint32_t h = 0;                                                                \
+                    if (src)                                                                       \
+                        memcpy(&h, src[b].qh, 4);                                                  \
+                    o->d[r] = src ? src[b].d : 0;                                                  \
+                    for (int i = 0; i < 4; i++)                                                    \
+                        o->qh[4 * r + i] = q5x_lane_byte(h, i);                                    \
+                    for (int k = 0; k < 4; k++) {                                                  \
+                        if (src)                                                                   \
+                            memcpy(&o->qs[xn_index(ROWS, r, 4 * k)], &src[b].qs[4 * k], 4);        \
+                        else                                                                       \
+                            memset(&o->qs[xn_index(ROWS, r, 4 * k)], 0, 4);                        \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+    }                                                                                              \
+                                                                                                   \
+    GL_DECL_UNPACK_FN(gl_unpack_q5_0_##SFX##_generic)                                              \
+    {                                                                                              \
+        const int nblk = n / 32, g = r / (ROWS), k = r % (ROWS);                                   \
+        const XBLK *in = (const XBLK *)((const char *)packed + (size_t)g * group_bytes);           \
+        block_q5_0 *o = dst;                                                                       \
+        for (int b = 0; b < nblk; b++) {                                                           \
+            o[b].d = in[b].d[k];                                                                   \
+            uint32_t h = 0;                                                                        \
+            for (int e = 0; e < 32; e++)                                                           \
+                h |= (uint32_t)q5x_hbit(&in[b].qh[4 * k], e) << e;                                 \
+            memcpy(o[b].qh, &h, 4);                                                                \
+            for (int j = 0; j < QK4_0 / 2; j++)                                                    \
+                o[b].qs[j] = in[b].qs[xn_index(ROWS, k, j)];                                       \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    /* As DEF_XN_MATMUL: generic's Q5_0 sequence, w = u - 16 */                                    \
+    GL_DECL_MATMUL_FN(gl_matmul_q5_0_##SFX##_generic)                                              \
+    {                                                                                              \
+        const int nblk = n / 32;                                                                   \
+        for (int bcol = 0; bcol < nb; bcol++) {                                                    \
+            const block_q8_0 *xb = (const block_q8_0 *)((const char *)x + bcol * x_stride);        \
+            for (int g = r0 / (ROWS); g * (ROWS) < r1; g++) {                                      \
+                const XBLK *wg = (const XBLK *)((const char *)w + (size_t)g * w_row_bytes);        \
+                for (int r = 0; r < (ROWS); r++) {                                                 \
+                    const int row = g * (ROWS) + r;                                                \
+                    if (row < r0 || row >= r1)                                                     \
+                        continue;                                                                  \
+                    float sum = 0.0f;                                                              \
+                    for (int b = 0; b < nblk; b++) {                                               \
+                        const uint8_t *lane = &wg[b].qh[4 * r];                                    \
+                        int isum = 0;                                                              \
+                        for (int j = 0; j < QK4_0 / 2; j++) {                                      \
+                            const int q = wg[b].qs[xn_index(ROWS, r, j)];                          \
+                            isum += ((q & 0x0f) + 16 * q5x_hbit(lane, j) - 16) * xb[b].qs[j];      \
+                            isum +=                                                                \
+                                ((q >> 4) + 16 * q5x_hbit(lane, j + 16) - 16) * xb[b].qs[j + 16];  \
+                        }                                                                          \
+                        sum += (float)isum * (gl_f16_to_f32(wg[b].d[r]) * gl_f16_to_f32(xb[b].d)); \
+                    }                                                                              \
+                    y[bcol * y_stride + row] = sum;                                                \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
     }
-}
 
-/* As DEF_XN_MATMUL: generic's Q5_0 sequence, w = u - 16 */
-GL_DECL_MATMUL_FN(gl_matmul_q5_0_x16_generic)
-{
-    const int nblk = n / 32;
-    for (int bcol = 0; bcol < nb; bcol++) {
-        const block_q8_0 *xb = (const block_q8_0 *)((const char *)x + bcol * x_stride);
-        for (int g = r0 / GL_X16_ROWS; g * GL_X16_ROWS < r1; g++) {
-            const block_q5_0x16 *wg =
-                (const block_q5_0x16 *)((const char *)w + (size_t)g * w_row_bytes);
-            for (int r = 0; r < GL_X16_ROWS; r++) {
-                const int row = g * GL_X16_ROWS + r;
-                if (row < r0 || row >= r1)
-                    continue;
-                float sum = 0.0f;
-                for (int b = 0; b < nblk; b++) {
-                    int isum = 0;
-                    for (int j = 0; j < QK4_0 / 2; j++) {
-                        const int q = wg[b].qs[xn_index(GL_X16_ROWS, r, j)];
-                        isum += ((q & 0x0f) + 16 * q5x16_hbit(&wg[b], r, j) - 16) * xb[b].qs[j];
-                        isum +=
-                            ((q >> 4) + 16 * q5x16_hbit(&wg[b], r, j + 16) - 16) * xb[b].qs[j + 16];
-                    }
-                    sum += (float)isum * (gl_f16_to_f32(wg[b].d[r]) * gl_f16_to_f32(xb[b].d));
-                }
-                y[bcol * y_stride + row] = sum;
-            }
-        }
-    }
-}
+DEF_Q5X(x8, block_q5_0x8, GL_X8_ROWS)
+DEF_Q5X(x16, block_q5_0x16, GL_X16_ROWS)
 
 /* ---- K-quant row groups (src/quant.h) ----------------------------------
  * Q4_Kx8, Q6_Kx8, Q4_Kx16, Q5_Kx8 / x16, IQ4_XSx8 / x16, Q2_Kx8 / x16: every byte array of ROWS
