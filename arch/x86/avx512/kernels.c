@@ -136,6 +136,20 @@ DEF_Q8_ISUMS(x8_isums_q8_vnni, block_q8_0x8, __m256i, 32, q8_load256, _mm256_xor
 #define X8_LINK  static
 #include "arch/x86/avx2/x8_tmpl.h"
 
+/* Unit k of a 32-element x16 block into the nc columns' sums: lo holds the
+ * unsigned a of elements 4 k .. 4 k + 3 of each row (lane), hi those of
+ * 16 + 4 k .. 16 + 4 k + 3 (Q4_0x16's wide tiles, Q5_0x16, IQ4_NLx16). */
+GL_ALWAYS_INLINE void x16_dot_unit(__m512i *isum, __m512i lo, __m512i hi, const int8_t *const *xq,
+                                   int k, const int nc)
+{
+#pragma GCC unroll 16
+    for (int c = 0; c < nc; c++) {
+        isum[c] = _mm512_dpbusd_epi32(isum[c], lo, _mm512_set1_epi32(x8_load32(xq[c] + 4 * k)));
+        isum[c] =
+            _mm512_dpbusd_epi32(isum[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+    }
+}
+
 /* ---- Q4_0x16 (src/quant.h) with vpdpbusd, one zmm lane per row ---------
  * Template and exactness argument: arch/x86/avx2/x8_tmpl.h, here with 16
  * lanes. Each 64-byte load is 4 bytes of each of 16 rows; a = nibble u
@@ -174,12 +188,7 @@ GL_ALWAYS_INLINE void x16_isums_q4_vnni(const block_q4_0x16 *blk, const int8_t *
         const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * k));
         const __m512i lo = _mm512_and_si512(v, m4);
         const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) {
-            isum[c] = _mm512_dpbusd_epi32(isum[c], lo, _mm512_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            isum[c] =
-                _mm512_dpbusd_epi32(isum[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
-        }
+        x16_dot_unit(isum, lo, hi, xq, k, nc);
     }
 }
 
@@ -226,12 +235,7 @@ GL_ALWAYS_INLINE void x16_isums_q5_vnni(const block_q5_0x16 *blk, const int8_t *
                                                      _mm512_slli_epi16(h, 4 - k), m10, 0xf8);
         const __m512i hi = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4),
                                                      _mm512_srli_epi16(h, k), m10, 0xf8);
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) {
-            isum[c] = _mm512_dpbusd_epi32(isum[c], lo, _mm512_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            isum[c] =
-                _mm512_dpbusd_epi32(isum[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
-        }
+        x16_dot_unit(isum, lo, hi, xq, k, nc);
     }
 }
 
@@ -261,12 +265,7 @@ GL_ALWAYS_INLINE void x16_isums_iq4nl_vnni(const block_iq4_nlx16 *blk, const int
         const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * k));
         const __m512i lo = _mm512_shuffle_epi8(tab, _mm512_and_si512(v, m4));
         const __m512i hi = _mm512_shuffle_epi8(tab, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) {
-            isum[c] = _mm512_dpbusd_epi32(isum[c], lo, _mm512_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            isum[c] =
-                _mm512_dpbusd_epi32(isum[c], hi, _mm512_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
-        }
+        x16_dot_unit(isum, lo, hi, xq, k, nc);
     }
 }
 
