@@ -78,6 +78,10 @@ static const char *layout_name(int ti, int layout)
     case GL_LAYOUT_IQ4_NLX16: return "iq4_nlx16";
     case GL_LAYOUT_Q5_0X8: return "q5_0x8";
     case GL_LAYOUT_IQ4_NLX8: return "iq4_nlx8";
+    case GL_LAYOUT_Q4_1X8: return "q4_1x8";
+    case GL_LAYOUT_Q4_1X16: return "q4_1x16";
+    case GL_LAYOUT_Q5_1X8: return "q5_1x8";
+    case GL_LAYOUT_Q5_1X16: return "q5_1x16";
     case GL_LAYOUT_Q4_KX8: return "q4_Kx8";
     case GL_LAYOUT_Q6_KX8: return "q6_Kx8";
     case GL_LAYOUT_Q4_KX16: return "q4_Kx16";

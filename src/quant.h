@@ -245,6 +245,29 @@ typedef struct GL_PACKED block_q5_0x16 {
  * fallback of IQ4_XS mixes for rows not a multiple of 256 wide. */
 typedef block_q4_0x16 block_iq4_nlx16;
 
+/* Q4_1x8 / Q4_1x16 / Q5_1x8 / Q5_1x16: Q4_0's and Q5_0's row groups with
+ * each row's offset m beside its scale (x = d q + m, q unsigned, so the
+ * integer dot takes q as it is, no correction). Q5_1 is what the Q5_K of
+ * a Q5_K_M / Q5_K_S mix becomes where rows are not a multiple of 256. */
+typedef struct GL_PACKED block_q4_1x8 {
+    uint16_t d[GL_X8_ROWS], m[GL_X8_ROWS];
+    uint8_t qs[GL_X8_ROWS * QK4_0 / 2];
+} block_q4_1x8;
+typedef struct GL_PACKED block_q4_1x16 {
+    uint16_t d[GL_X16_ROWS], m[GL_X16_ROWS];
+    uint8_t qs[GL_X16_ROWS * QK4_0 / 2];
+} block_q4_1x16;
+typedef struct GL_PACKED block_q5_1x8 {
+    uint16_t d[GL_X8_ROWS], m[GL_X8_ROWS];
+    uint8_t qh[GL_X8_ROWS * 4]; /* re-encoded as Q5_0x16's */
+    uint8_t qs[GL_X8_ROWS * QK4_0 / 2];
+} block_q5_1x8;
+typedef struct GL_PACKED block_q5_1x16 {
+    uint16_t d[GL_X16_ROWS], m[GL_X16_ROWS];
+    uint8_t qh[GL_X16_ROWS * 4];
+    uint8_t qs[GL_X16_ROWS * QK4_0 / 2];
+} block_q5_1x16;
+
 /* Q8_0x16: Q8_0 over 16 rows (qs[64 k + 4 r + j], k = 0..7), so AVX-512
  * decode needs one 64-byte load per vector where two Q8_0x8 groups side
  * by side need two and an insert. */
@@ -415,6 +438,11 @@ static_assert(sizeof(block_q8_0x16) == 16 * sizeof(block_q8_0), "block_q8_0x16: 
 static_assert(sizeof(block_q5_0x16) == 16 * sizeof(block_q5_0), "block_q5_0x16: 16 Q5_0 blocks");
 static_assert(sizeof(block_q5_0x8) == 8 * sizeof(block_q5_0), "block_q5_0x8: 8 Q5_0 blocks");
 static_assert(sizeof(block_iq4_nl) == sizeof(block_q4_0), "IQ4_NL blocks have Q4_0's bytes");
+static_assert(sizeof(block_q4_1x8) == 8 * sizeof(block_q4_1) &&
+                  sizeof(block_q4_1x16) == 16 * sizeof(block_q4_1) &&
+                  sizeof(block_q5_1x8) == 8 * sizeof(block_q5_1) &&
+                  sizeof(block_q5_1x16) == 16 * sizeof(block_q5_1),
+              "Q4_1 / Q5_1 row groups: 8 / 16 blocks");
 static_assert(sizeof(block_q4_0x8) % 16 == 0 && sizeof(block_q8_0x8) % 16 == 0 &&
                   sizeof(block_q4_0x16) % 32 == 0,
               "x8 blocks keep 16-byte alignment from one block to the next");

@@ -18,11 +18,15 @@ static inline int xn_index(int rows, int r, int j)
     return (j / 4) * (rows * 4) + r * 4 + (j % 4);
 }
 
+/* M(stmt): the row offset m of Q4_1 / Q5_1 (XN_M) or nothing (XN_NO_M) */
+#define XN_NO_M(...)
+#define XN_M(...) __VA_ARGS__
+
 /* One generic body for every layout: BLK source blocks of QS quant bytes
  * go, 4 bytes at a time, to the interleaved positions (xn_index). Written
  * with 4-byte copies so that loading a model stays fast (the loader runs
  * this on every thread over disjoint groups). */
-#define DEF_REPACK(NAME, BLK, XBLK, QS, ROWS)                                                      \
+#define DEF_REPACK(NAME, BLK, XBLK, QS, ROWS, M)                                                   \
     GL_DECL_REPACK_FN(NAME)                                                                        \
     {                                                                                              \
         const int nblk = n / 32;                                                                   \
@@ -39,26 +43,32 @@ static inline int xn_index(int rows, int r, int j)
                 for (int r = 0; r < (ROWS); r++) {                                                 \
                     if (!src[r]) {                                                                 \
                         o->d[r] = 0;                                                               \
+                        M(o->m[r] = 0);                                                            \
                         for (int k = 0; k < (QS) / 4; k++)                                         \
                             memset(&o->qs[xn_index(ROWS, r, 4 * k)], 0, 4);                        \
                         continue;                                                                  \
                     }                                                                              \
                     const BLK *sb = src[r] + b;                                                    \
                     o->d[r] = sb->d;                                                               \
+                    M(o->m[r] = sb->m);                                                            \
                     for (int k = 0; k < (QS) / 4; k++)                                             \
                         memcpy(&o->qs[xn_index(ROWS, r, 4 * k)], &sb->qs[4 * k], 4);               \
                 }                                                                                  \
         }                                                                                          \
     }
 
-DEF_REPACK(gl_repack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS)
-DEF_REPACK(gl_repack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS)
-DEF_REPACK(gl_repack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS)
-DEF_REPACK(gl_repack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS)
-DEF_REPACK(gl_repack_iq4_nl_x16_generic, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS)
-DEF_REPACK(gl_repack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS)
+DEF_REPACK(gl_repack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS, XN_NO_M)
+DEF_REPACK(gl_repack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS, XN_NO_M)
+DEF_REPACK(gl_repack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS, XN_NO_M)
+DEF_REPACK(gl_repack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS, XN_NO_M)
+DEF_REPACK(gl_repack_iq4_nl_x16_generic, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS,
+           XN_NO_M)
+DEF_REPACK(gl_repack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS,
+           XN_NO_M)
+DEF_REPACK(gl_repack_q4_1_x8_generic, block_q4_1, block_q4_1x8, QK4_0 / 2, GL_X8_ROWS, XN_M)
+DEF_REPACK(gl_repack_q4_1_x16_generic, block_q4_1, block_q4_1x16, QK4_0 / 2, GL_X16_ROWS, XN_M)
 
-#define DEF_UNPACK(NAME, BLK, XBLK, QS, ROWS)                                                      \
+#define DEF_UNPACK(NAME, BLK, XBLK, QS, ROWS, M)                                                   \
     GL_DECL_UNPACK_FN(NAME)                                                                        \
     {                                                                                              \
         const int nblk = n / 32, g = r / (ROWS), k = r % (ROWS);                                   \
@@ -66,29 +76,34 @@ DEF_REPACK(gl_repack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2,
         BLK *o = dst;                                                                              \
         for (int b = 0; b < nblk; b++) {                                                           \
             o[b].d = in[b].d[k];                                                                   \
+            M(o[b].m = in[b].m[k]);                                                                \
             for (int j = 0; j < (QS); j++)                                                         \
                 o[b].qs[j] = in[b].qs[xn_index(ROWS, k, j)];                                       \
         }                                                                                          \
     }
 
-DEF_UNPACK(gl_unpack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS)
-DEF_UNPACK(gl_unpack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS)
-DEF_UNPACK(gl_unpack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS)
-DEF_UNPACK(gl_unpack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS)
-DEF_UNPACK(gl_unpack_iq4_nl_x16_generic, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS)
-DEF_UNPACK(gl_unpack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS)
+DEF_UNPACK(gl_unpack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS, XN_NO_M)
+DEF_UNPACK(gl_unpack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS, XN_NO_M)
+DEF_UNPACK(gl_unpack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS, XN_NO_M)
+DEF_UNPACK(gl_unpack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS, XN_NO_M)
+DEF_UNPACK(gl_unpack_iq4_nl_x16_generic, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS,
+           XN_NO_M)
+DEF_UNPACK(gl_unpack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS,
+           XN_NO_M)
+DEF_UNPACK(gl_unpack_q4_1_x8_generic, block_q4_1, block_q4_1x8, QK4_0 / 2, GL_X8_ROWS, XN_M)
+DEF_UNPACK(gl_unpack_q4_1_x16_generic, block_q4_1, block_q4_1x16, QK4_0 / 2, GL_X16_ROWS, XN_M)
 
 /* ---- products -------------------------------------------------------------- */
 
 /* Whole groups at a time, the 8 rows' integer sums side by side (the loop
  * nest follows the layout, so compilers vectorize it); rows [r0, r1) of
  * each group are stored. */
-#define DEF_XN_MATMUL(NAME, XBLK, QS, DOT, ROWS)                                                   \
+#define DEF_XN_MATMUL(NAME, XBLK, QS, DOT, ROWS, ABLK, M)                                          \
     GL_DECL_MATMUL_FN(NAME)                                                                        \
     {                                                                                              \
         const int nblk = n / 32;                                                                   \
         for (int bcol = 0; bcol < nb; bcol++) {                                                    \
-            const block_q8_0 *xb = (const block_q8_0 *)((const char *)x + bcol * x_stride);        \
+            const ABLK *xb = (const ABLK *)((const char *)x + bcol * x_stride);                    \
             for (int g = r0 / (ROWS); g * (ROWS) < r1; g++) {                                      \
                 const XBLK *wg = (const XBLK *)((const char *)w + (size_t)g * w_row_bytes);        \
                 float sum[(ROWS)] = { 0 };                                                         \
@@ -101,7 +116,9 @@ DEF_UNPACK(gl_unpack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2,
                                                4 * k + j);                                         \
                     const float dx = gl_f16_to_f32(xb[b].d);                                       \
                     for (int r = 0; r < (ROWS); r++)                                               \
-                        sum[r] += (float)isum[r] * (gl_f16_to_f32(wg[b].d[r]) * dx);               \
+                        sum[r] += (float)isum[r] *                                                 \
+                                  (gl_f16_to_f32(wg[b].d[r]) * dx)                                 \
+                                      M(+(float)xb[b].s * (gl_f16_to_f32(wg[b].m[r]) * dx));       \
                 }                                                                                  \
                 for (int r = 0; r < (ROWS); r++) {                                                 \
                     const int row = g * (ROWS) + r;                                                \
@@ -115,16 +132,29 @@ DEF_UNPACK(gl_unpack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2,
 /* Q4_0: byte i holds element i (low nibble) and i + 16 (high), w = u - 8 */
 #define DOT_Q4(q, xq, i) (((q)&0x0f) - 8) * (xq)[i] + (((q) >> 4) - 8) * (xq)[(i) + 16]
 #define DOT_Q8(q, xq, i) (q) * (xq)[i]
+/* Q4_1: Q4_0's nibbles, w = u */
+#define DOT_Q41(q, xq, i) ((q)&0x0f) * (xq)[i] + ((q) >> 4) * (xq)[(i) + 16]
 /* IQ4_NL: Q4_0's nibbles, each looked up */
 #define DOT_IQ4NL(q, xq, i)                                                                        \
     gl_iq4nl_values[(q)&0x0f] * (xq)[i] + gl_iq4nl_values[(q) >> 4] * (xq)[(i) + 16]
 
-DEF_XN_MATMUL(gl_matmul_q4_0_x8_generic, block_q4_0x8, QK4_0 / 2, DOT_Q4, GL_X8_ROWS)
-DEF_XN_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8, GL_X8_ROWS)
-DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X16_ROWS)
-DEF_XN_MATMUL(gl_matmul_q8_0_x16_generic, block_q8_0x16, QK8_0, DOT_Q8, GL_X16_ROWS)
-DEF_XN_MATMUL(gl_matmul_iq4_nl_x16_generic, block_iq4_nlx16, QK4_0 / 2, DOT_IQ4NL, GL_X16_ROWS)
-DEF_XN_MATMUL(gl_matmul_iq4_nl_x8_generic, block_iq4_nlx8, QK4_0 / 2, DOT_IQ4NL, GL_X8_ROWS)
+DEF_XN_MATMUL(gl_matmul_q4_0_x8_generic, block_q4_0x8, QK4_0 / 2, DOT_Q4, GL_X8_ROWS, block_q8_0,
+              XN_NO_M)
+DEF_XN_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8, GL_X8_ROWS, block_q8_0,
+              XN_NO_M)
+DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X16_ROWS, block_q8_0,
+              XN_NO_M)
+DEF_XN_MATMUL(gl_matmul_q8_0_x16_generic, block_q8_0x16, QK8_0, DOT_Q8, GL_X16_ROWS, block_q8_0,
+              XN_NO_M)
+DEF_XN_MATMUL(gl_matmul_iq4_nl_x16_generic, block_iq4_nlx16, QK4_0 / 2, DOT_IQ4NL, GL_X16_ROWS,
+              block_q8_0, XN_NO_M)
+DEF_XN_MATMUL(gl_matmul_iq4_nl_x8_generic, block_iq4_nlx8, QK4_0 / 2, DOT_IQ4NL, GL_X8_ROWS,
+              block_q8_0, XN_NO_M)
+/* Q4_1: sum = sum + ((float)isum * (dw * dx) + (float)s * (m * dx)), generic's */
+DEF_XN_MATMUL(gl_matmul_q4_1_x8_generic, block_q4_1x8, QK4_0 / 2, DOT_Q41, GL_X8_ROWS, block_q8_1,
+              XN_M)
+DEF_XN_MATMUL(gl_matmul_q4_1_x16_generic, block_q4_1x16, QK4_0 / 2, DOT_Q41, GL_X16_ROWS,
+              block_q8_1, XN_M)
 
 /* ---- Q5_0x8 / Q5_0x16 (src/quant.h): Q4_0's interleave for the nibbles,
  * the fifth bits re-encoded, one 32-bit lane per row */
@@ -145,24 +175,24 @@ static int q5x_hbit(const uint8_t *lane, int e)
     return lane[i] >> (e < 16 ? k : 4 + k) & 1;
 }
 
-#define DEF_Q5X(SFX, XBLK, ROWS)                                                                   \
-    GL_DECL_REPACK_FN(gl_repack_q5_0_##SFX##_generic)                                              \
+#define DEF_Q5X(T, SFX, BLK, XBLK, ROWS, ABLK, OFF, M)                                             \
+    GL_DECL_REPACK_FN(gl_repack_##T##_##SFX##_generic)                                             \
     {                                                                                              \
         const int nblk = n / 32;                                                                   \
         XBLK *out = dst;                                                                           \
         for (int g = g0; g < g1; g++)                                                              \
             for (int r = 0; r < (ROWS); r++) {                                                     \
                 const int row = g * (ROWS) + r;                                                    \
-                const block_q5_0 *src =                                                            \
-                    row < n_rows                                                                   \
-                        ? (const block_q5_0 *)((const char *)w + (size_t)row * w_row_bytes)        \
-                        : NULL; /* padding: d = 0, quants 0 */                                     \
+                const BLK *src = row < n_rows                                                      \
+                                     ? (const BLK *)((const char *)w + (size_t)row * w_row_bytes)  \
+                                     : NULL; /* padding: d = 0, quants 0 */                        \
                 for (int b = 0; b < nblk; b++) {                                                   \
                     XBLK *o = out + (size_t)g * nblk + b;                                          \
                     uint32_t h = 0;                                                                \
                     if (src)                                                                       \
                         memcpy(&h, src[b].qh, 4);                                                  \
                     o->d[r] = src ? src[b].d : 0;                                                  \
+                    M(o->m[r] = src ? src[b].m : 0);                                               \
                     for (int i = 0; i < 4; i++)                                                    \
                         o->qh[4 * r + i] = q5x_lane_byte(h, i);                                    \
                     for (int k = 0; k < 4; k++) {                                                  \
@@ -175,13 +205,14 @@ static int q5x_hbit(const uint8_t *lane, int e)
             }                                                                                      \
     }                                                                                              \
                                                                                                    \
-    GL_DECL_UNPACK_FN(gl_unpack_q5_0_##SFX##_generic)                                              \
+    GL_DECL_UNPACK_FN(gl_unpack_##T##_##SFX##_generic)                                             \
     {                                                                                              \
         const int nblk = n / 32, g = r / (ROWS), k = r % (ROWS);                                   \
         const XBLK *in = (const XBLK *)((const char *)packed + (size_t)g * group_bytes);           \
-        block_q5_0 *o = dst;                                                                       \
+        BLK *o = dst;                                                                              \
         for (int b = 0; b < nblk; b++) {                                                           \
             o[b].d = in[b].d[k];                                                                   \
+            M(o[b].m = in[b].m[k]);                                                                \
             uint32_t h = 0;                                                                        \
             for (int e = 0; e < 32; e++)                                                           \
                 h |= (uint32_t)q5x_hbit(&in[b].qh[4 * k], e) << e;                                 \
@@ -191,12 +222,12 @@ static int q5x_hbit(const uint8_t *lane, int e)
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    /* As DEF_XN_MATMUL: generic's Q5_0 sequence, w = u - 16 */                                    \
-    GL_DECL_MATMUL_FN(gl_matmul_q5_0_##SFX##_generic)                                              \
+    /* As DEF_XN_MATMUL: generic's Q5_0 / Q5_1 sequence, w = u - OFF */                            \
+    GL_DECL_MATMUL_FN(gl_matmul_##T##_##SFX##_generic)                                             \
     {                                                                                              \
         const int nblk = n / 32;                                                                   \
         for (int bcol = 0; bcol < nb; bcol++) {                                                    \
-            const block_q8_0 *xb = (const block_q8_0 *)((const char *)x + bcol * x_stride);        \
+            const ABLK *xb = (const ABLK *)((const char *)x + bcol * x_stride);                    \
             for (int g = r0 / (ROWS); g * (ROWS) < r1; g++) {                                      \
                 const XBLK *wg = (const XBLK *)((const char *)w + (size_t)g * w_row_bytes);        \
                 for (int r = 0; r < (ROWS); r++) {                                                 \
@@ -209,11 +240,14 @@ static int q5x_hbit(const uint8_t *lane, int e)
                         int isum = 0;                                                              \
                         for (int j = 0; j < QK4_0 / 2; j++) {                                      \
                             const int q = wg[b].qs[xn_index(ROWS, r, j)];                          \
-                            isum += ((q & 0x0f) + 16 * q5x_hbit(lane, j) - 16) * xb[b].qs[j];      \
-                            isum +=                                                                \
-                                ((q >> 4) + 16 * q5x_hbit(lane, j + 16) - 16) * xb[b].qs[j + 16];  \
+                            isum += ((q & 0x0f) + 16 * q5x_hbit(lane, j) - (OFF)) * xb[b].qs[j];   \
+                            isum += ((q >> 4) + 16 * q5x_hbit(lane, j + 16) - (OFF)) *             \
+                                    xb[b].qs[j + 16];                                              \
                         }                                                                          \
-                        sum += (float)isum * (gl_f16_to_f32(wg[b].d[r]) * gl_f16_to_f32(xb[b].d)); \
+                        const float dx = gl_f16_to_f32(xb[b].d);                                   \
+                        sum += (float)isum *                                                       \
+                               (gl_f16_to_f32(wg[b].d[r]) * dx)                                    \
+                                   M(+(float)xb[b].s * (gl_f16_to_f32(wg[b].m[r]) * dx));          \
                     }                                                                              \
                     y[bcol * y_stride + row] = sum;                                                \
                 }                                                                                  \
@@ -221,8 +255,10 @@ static int q5x_hbit(const uint8_t *lane, int e)
         }                                                                                          \
     }
 
-DEF_Q5X(x8, block_q5_0x8, GL_X8_ROWS)
-DEF_Q5X(x16, block_q5_0x16, GL_X16_ROWS)
+DEF_Q5X(q5_0, x8, block_q5_0, block_q5_0x8, GL_X8_ROWS, block_q8_0, 16, XN_NO_M)
+DEF_Q5X(q5_0, x16, block_q5_0, block_q5_0x16, GL_X16_ROWS, block_q8_0, 16, XN_NO_M)
+DEF_Q5X(q5_1, x8, block_q5_1, block_q5_1x8, GL_X8_ROWS, block_q8_1, 0, XN_M)
+DEF_Q5X(q5_1, x16, block_q5_1, block_q5_1x16, GL_X16_ROWS, block_q8_1, 0, XN_M)
 
 /* ---- K-quant row groups (src/quant.h) ----------------------------------
  * Q4_Kx8, Q6_Kx8, Q4_Kx16, Q5_Kx8 / x16, IQ4_XSx8 / x16, Q2_Kx8 / x16: every byte array of ROWS

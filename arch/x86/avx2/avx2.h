@@ -21,6 +21,8 @@ extern const gl_matmul_fn gl_matmul_q5_K_x8_avx2_tuned[GL_TUNE_COUNT];
 extern const gl_matmul_fn gl_matmul_iq4_xs_x8_avx2_tuned[GL_TUNE_COUNT];
 extern const gl_matmul_fn gl_matmul_q5_0_x8_avx2_tuned[GL_TUNE_COUNT];
 extern const gl_matmul_fn gl_matmul_iq4_nl_x8_avx2_tuned[GL_TUNE_COUNT];
+extern const gl_matmul_fn gl_matmul_q4_1_x8_avx2_tuned[GL_TUNE_COUNT];
+extern const gl_matmul_fn gl_matmul_q5_1_x8_avx2_tuned[GL_TUNE_COUNT];
 /* kquant.c */
 GL_DECL_MATMUL_FN(gl_matmul_q4_K_avx2);
 GL_DECL_MATMUL_FN(gl_matmul_q5_K_avx2);

@@ -29,6 +29,10 @@ void gl_kernels_init_avx2(gl_kernels *k)
     gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_0X8);
     k->matmul_packed[GL_LAYOUT_IQ4_NLX8] = gl_matmul_iq4_nl_x8_avx2_tuned[k->tune.id];
     gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_NLX8);
+    k->matmul_packed[GL_LAYOUT_Q4_1X8] = gl_matmul_q4_1_x8_avx2_tuned[k->tune.id];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_1X8);
+    k->matmul_packed[GL_LAYOUT_Q5_1X8] = gl_matmul_q5_1_x8_avx2_tuned[k->tune.id];
+    gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_1X8);
     k->matmul[GGUF_T_F32] = gl_matmul_f32_avx2;
     k->matmul[GGUF_T_F16] = gl_matmul_f16_avx2;
     k->matmul[GGUF_T_BF16] = gl_matmul_bf16_avx2;

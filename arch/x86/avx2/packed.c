@@ -9,8 +9,8 @@
  * +-2 * 15 * 128 = 3840, so the 8 pair-sums of a block (4 bytes x 2
  * nibble halves) add up in int16 without overflow (|sum| <= 30720); one
  * madd per block and column widens them to the row's int32 sum. */
-GL_ALWAYS_INLINE void x8_isums_q4_avx2(const block_q4_0x8 *blk, const int8_t *const *xq,
-                                       __m256i *isum, const int nc)
+GL_ALWAYS_INLINE void x8_q4_units(const uint8_t *qs, const int8_t *const *xq, __m256i *isum,
+                                  const int nc)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     __m256i s16[X8_C];
@@ -19,7 +19,7 @@ GL_ALWAYS_INLINE void x8_isums_q4_avx2(const block_q4_0x8 *blk, const int8_t *co
         s16[c] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * k));
         const __m256i lo = _mm256_and_si256(v, m4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
 #pragma GCC unroll 16
@@ -33,6 +33,12 @@ GL_ALWAYS_INLINE void x8_isums_q4_avx2(const block_q4_0x8 *blk, const int8_t *co
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++)
         isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(s16[c], _mm256_set1_epi16(1)));
+}
+
+GL_ALWAYS_INLINE void x8_isums_q4_avx2(const block_q4_0x8 *blk, const int8_t *const *xq,
+                                       __m256i *isum, const int nc)
+{
+    x8_q4_units(blk->qs, xq, isum, nc);
 }
 
 #define X8_NAME  gl_matmul_q4_0_x8_avx2
@@ -75,15 +81,15 @@ GL_ALWAYS_INLINE void x8_isums_q8_avx2(const block_q8_0x8 *blk, const int8_t *co
  * within +-2 * 31 * 128 = 7936, so one unit's low and high halves add up
  * in int16 (|sum| <= 15872), widened by one madd per unit; isum starts at
  * -16 sum(x). Exact. */
-GL_ALWAYS_INLINE void x8_isums_q5_avx2(const block_q5_0x8 *blk, const int8_t *const *xq,
-                                       __m256i *isum, const int nc)
+GL_ALWAYS_INLINE void x8_q5_units(const uint8_t *qh, const uint8_t *qs, const int8_t *const *xq,
+                                  __m256i *isum, const int nc)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f), m10 = _mm256_set1_epi8(0x10);
     const __m256i ones = _mm256_set1_epi16(1);
-    const __m256i h = _mm256_loadu_si256((const __m256i *)blk->qh);
+    const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * k));
         const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, m4),
                                            _mm256_and_si256(_mm256_slli_epi16(h, 4 - k), m10));
         const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
@@ -97,6 +103,12 @@ GL_ALWAYS_INLINE void x8_isums_q5_avx2(const block_q5_0x8 *blk, const int8_t *co
             isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(s16, ones));
         }
     }
+}
+
+GL_ALWAYS_INLINE void x8_isums_q5_avx2(const block_q5_0x8 *blk, const int8_t *const *xq,
+                                       __m256i *isum, const int nc)
+{
+    x8_q5_units(blk->qh, blk->qs, xq, isum, nc);
 }
 
 #define X8_NAME  gl_matmul_q5_0_x8_avx2
@@ -137,4 +149,31 @@ GL_ALWAYS_INLINE void x8_isums_iq4nl_avx2(const block_iq4_nlx8 *blk, const int8_
 #define X8_NAME  gl_matmul_iq4_nl_x8_avx2
 #define X8_WBLK  block_iq4_nlx8
 #define X8_ISUMS x8_isums_iq4nl_avx2
+#include "arch/x86/avx2/x8_tmpl.h"
+
+/* Q4_1x8 / Q5_1x8: Q4_0x8's and Q5_0x8's units with a = q (already
+ * unsigned: no correction); the offsets come in through the template's
+ * X8_MIN term. */
+GL_ALWAYS_INLINE void x8_isums_q41_avx2(const block_q4_1x8 *blk, const int8_t *const *xq,
+                                        __m256i *isum, const int nc)
+{
+    x8_q4_units(blk->qs, xq, isum, nc);
+}
+
+#define X8_NAME gl_matmul_q4_1_x8_avx2
+#define X8_WBLK block_q4_1x8
+#define X8_MIN
+#define X8_ISUMS x8_isums_q41_avx2
+#include "arch/x86/avx2/x8_tmpl.h"
+
+GL_ALWAYS_INLINE void x8_isums_q51_avx2(const block_q5_1x8 *blk, const int8_t *const *xq,
+                                        __m256i *isum, const int nc)
+{
+    x8_q5_units(blk->qh, blk->qs, xq, isum, nc);
+}
+
+#define X8_NAME gl_matmul_q5_1_x8_avx2
+#define X8_WBLK block_q5_1x8
+#define X8_MIN
+#define X8_ISUMS x8_isums_q51_avx2
 #include "arch/x86/avx2/x8_tmpl.h"

@@ -344,4 +344,14 @@ GL_ALWAYS_INLINE void gl_x8_col_prep(const block_q8_0 *xs, int kn, int shift, in
     }
 }
 
+/* The same for Q8_1 activations (weights with an offset): sums[b] = the
+ * block's quant sum s, dx[b] its scale. */
+GL_ALWAYS_INLINE void gl_x8_col_prep_q8_1(const block_q8_1 *xs, int kn, int32_t *sums, float *dx)
+{
+    for (int b = 0; b < kn; b++) {
+        sums[b] = xs[b].s;
+        dx[b] = gl_h2f(xs[b].d);
+    }
+}
+
 #endif

@@ -11,6 +11,13 @@
  *                  a = w + 2^X8_SHIFT (Q4_0: a = nibble u = w + 8, shift 3;
  *                  Q8_0: a = w ^ 0x80 = w + 128, shift 7): isum then starts
  *                  at -2^X8_SHIFT sum(x); undefined: isum starts at 0
+ *   X8_MIN         (optional) defined: the weights carry a per-row offset
+ *                  m (Q4_1 / Q5_1: X8_WBLK has m[] beside d[]) and the
+ *                  activations are Q8_1; a is q itself (no X8_SHIFT) and
+ *                  each lane runs generic's
+ *                      acc = acc + ((float)isum_b * (dw_b * dx_b)
+ *                                   + (float)s_b * (mw_b * dx_b))
+ *                  with s_b the activation block's quant sum
  *   X8_ISUMS(blk, xq, isum, nc)
  *                  adds the integer dot of block *blk for the X8_ROWS rows
  *                  (lane r = row r) and activation blocks xq[c] (32 int8,
@@ -83,12 +90,34 @@
 #else
 #define X8_CORR_SHIFT (-1)
 #endif
+/* X8_ABLK: the activation block. corr[b] holds the correction the integer
+ * sum starts from, or with X8_MIN the block's quant sum s (the sum starts
+ * at 0). X8_ACC(acc, isum, dw, mw, sx, sf): one block's term added to acc,
+ * generic's float sequence (sx = dx, sf = (float)s broadcast). */
+#ifdef X8_MIN
+#define X8_ABLK                   block_q8_1
+#define X8_ISUM0(cr)              XV_SET1_EPI32(0)
+#define X8_LOAD_M(blk)            XV_LOAD_D((blk)->m)
+#define X8_SF(cr)                 XV_SET1_PS((float)(cr))
+#define X8_PREP(xs, kn, corr, dx) gl_x8_col_prep_q8_1(xs, kn, corr, dx)
+#define X8_ACC(acc, isum, dw, mw, sx, sf)                                                          \
+    XV_ADD_PS(acc, XV_ADD_PS(XV_MUL_PS(XV_CVTEPI32_PS(isum), XV_MUL_PS(dw, sx)),                   \
+                             XV_MUL_PS(sf, XV_MUL_PS(mw, sx))))
+#else
+#define X8_ABLK                   block_q8_0
+#define X8_ISUM0(cr)              XV_SET1_EPI32(cr)
+#define X8_LOAD_M(blk)            XV_ZERO_PS()
+#define X8_SF(cr)                 XV_ZERO_PS()
+#define X8_PREP(xs, kn, corr, dx) gl_x8_col_prep(xs, kn, X8_CORR_SHIFT, corr, dx)
+#define X8_ACC(acc, isum, dw, mw, sx, sf)                                                          \
+    XV_ADD_PS(acc, XV_MUL_PS(XV_CVTEPI32_PS(isum), XV_MUL_PS(dw, sx)))
+#endif
 
 #define X8_CAT2(a, b) a##b
 #define X8_CAT(a, b)  X8_CAT2(a, b)
 #define X8_TILE       X8_CAT(X8_NAME, _tile)
 
-GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
+GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const X8_ABLK *const *xs,
                               const int32_t (*corr)[X8_KB], const float (*dx)[X8_KB], int kn,
                               float *const *ys, int lo, int hi, int first, int stream, size_t gb,
                               const int tune, const int nc)
@@ -110,14 +139,14 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++) {
             xq[c] = xs[c][b].qs;
-            isum[c] = XV_SET1_EPI32(corr[c][b]);
+            isum[c] = X8_ISUM0(corr[c][b]);
         }
         X8_ISUMS(blk, xq, isum, nc);
-        const XV_PS dw = XV_LOAD_D(blk->d);
+        const XV_PS dw = XV_LOAD_D(blk->d), mw = X8_LOAD_M(blk);
+        (void)mw;
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++)
-            acc[c] = XV_ADD_PS(
-                acc[c], XV_MUL_PS(XV_CVTEPI32_PS(isum[c]), XV_MUL_PS(dw, XV_SET1_PS(dx[c][b]))));
+            acc[c] = X8_ACC(acc[c], isum[c], dw, mw, XV_SET1_PS(dx[c][b]), X8_SF(corr[c][b]));
     }
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++) {
@@ -140,7 +169,7 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const block_q8_0 *const *xs,
 #define X8_IMPL   X8_CAT(X8_NAME, _impl)
 #define X8_TUNED  X8_CAT(X8_NAME, _tuned)
 
-GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const block_q8_0 *xs, const int32_t *corr,
+GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const X8_ABLK *xs, const int32_t *corr,
                                const float *dx, int kn, float *y, const int tune, const int ng)
 {
     const size_t gbytes = (size_t)kn * sizeof(X8_WBLK);
@@ -153,14 +182,16 @@ GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const block_q8_0 *xs, c
 #define X8_BLOCK(b, PF)                                                                            \
     do {                                                                                           \
         const int8_t *xq[1] = { xs[b].qs };                                                        \
-        const XV_PS sx = XV_SET1_PS(dx[b]);                                                        \
+        const XV_PS sx = XV_SET1_PS(dx[b]), sf = X8_SF(corr[b]);                                   \
+        (void)sf;                                                                                  \
         for (int g = 0; g < ng; g++) {                                                             \
             PF;                                                                                    \
             const X8_WBLK *blk = (const X8_WBLK *)(w + (size_t)g * gb) + (b);                      \
-            XV_EPI32 isum = XV_SET1_EPI32(corr[b]);                                                \
+            XV_EPI32 isum = X8_ISUM0(corr[b]);                                                     \
             X8_ISUMS(blk, xq, &isum, 1);                                                           \
-            const XV_PS dw = XV_LOAD_D(blk->d);                                                    \
-            acc[g] = XV_ADD_PS(acc[g], XV_MUL_PS(XV_CVTEPI32_PS(isum), XV_MUL_PS(dw, sx)));        \
+            const XV_PS dw = XV_LOAD_D(blk->d), mw = X8_LOAD_M(blk);                               \
+            (void)mw;                                                                              \
+            acc[g] = X8_ACC(acc[g], isum, dw, mw, sx, sf);                                         \
         }                                                                                          \
     } while (0)
     /* Each stream prefetches its own group; past the group's end, the same
@@ -212,13 +243,12 @@ GL_ALWAYS_INLINE void X8_ROWS_G(const void *w, size_t w_row_bytes, const void *x
             const int p1 = g_hi - p0 < pg ? g_hi : p0 + pg;
             for (int c0 = 0; c0 < nb; c0 += X8_C) {
                 const int nc = nb - c0 < X8_C ? nb - c0 : X8_C;
-                const block_q8_0 *xs[X8_C];
+                const X8_ABLK *xs[X8_C];
                 float *yc[X8_C];
                 for (int c = 0; c < nc; c++) {
-                    xs[c] =
-                        (const block_q8_0 *)((const char *)x + (size_t)(c0 + c) * x_stride) + k0;
+                    xs[c] = (const X8_ABLK *)((const char *)x + (size_t)(c0 + c) * x_stride) + k0;
                     yc[c] = y + (size_t)(c0 + c) * y_stride;
-                    gl_x8_col_prep(xs[c], kn, X8_CORR_SHIFT, corr[c], dx[c]);
+                    X8_PREP(xs[c], kn, corr[c], dx[c]);
                 }
                 for (int g = p0; g < p1; g++) {
                     const X8_WBLK *wb =
@@ -271,10 +301,10 @@ GL_ALWAYS_INLINE void X8_IMPL(const void *w, size_t w_row_bytes, const void *x, 
     const int f0 = (r0 + X8_ROWS - 1) / X8_ROWS, f1 = r1 / X8_ROWS;
     if (nb == 1 && n / QK8_0 <= X8_KB_DECODE && f0 < f1) {
         const int kn = n / QK8_0;
-        const block_q8_0 *xs = x;
+        const X8_ABLK *xs = x;
         int32_t corr1[X8_KB_DECODE];
         float dx1[X8_KB_DECODE];
-        gl_x8_col_prep(xs, kn, X8_CORR_SHIFT, corr1, dx1);
+        X8_PREP(xs, kn, corr1, dx1);
         if (r0 < f0 * X8_ROWS)
             X8_TUNED[tune](w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * X8_ROWS, 1);
         const int ng =
@@ -309,6 +339,13 @@ GL_TUNED_MATMULS(X8_LINK, X8_NAME, X8_IMPL)
 #undef X8_SPREAD_PF
 #undef X8_SHIFT
 #undef X8_CORR_SHIFT
+#undef X8_MIN
+#undef X8_ABLK
+#undef X8_ISUM0
+#undef X8_LOAD_M
+#undef X8_SF
+#undef X8_PREP
+#undef X8_ACC
 #undef X8_ISUMS
 #undef X8_ROWS
 #undef XV_PS

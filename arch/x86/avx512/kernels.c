@@ -159,8 +159,8 @@ GL_ALWAYS_INLINE void x16_dot_unit(__m512i *isum, __m512i lo, __m512i hi, const 
  * own chain is shifted once at the end, exactly (a multiple of 16): two ops
  * per 64 bytes fewer, which shows in how fast decode streams. Wider tiles
  * shift per load instead: a second chain per column would cost registers. */
-GL_ALWAYS_INLINE void x16_isums_q4_vnni(const block_q4_0x16 *blk, const int8_t *const *xq,
-                                        __m512i *isum, const int nc)
+GL_ALWAYS_INLINE void x16_q4_units(const uint8_t *qs, const int8_t *const *xq, __m512i *isum,
+                                   const int nc)
 {
     const __m512i m4 = _mm512_set1_epi8(0x0f);
     if (nc <= 2) {
@@ -168,7 +168,7 @@ GL_ALWAYS_INLINE void x16_isums_q4_vnni(const block_q4_0x16 *blk, const int8_t *
         __m512i s_hi[2] = { _mm512_setzero_si512(), _mm512_setzero_si512() };
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++) {
-            const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * k));
+            const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * k));
             const __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(v, m_hi);
 #pragma GCC unroll 2
             for (int c = 0; c < nc; c++) {
@@ -185,11 +185,17 @@ GL_ALWAYS_INLINE void x16_isums_q4_vnni(const block_q4_0x16 *blk, const int8_t *
     }
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * k));
+        const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * k));
         const __m512i lo = _mm512_and_si512(v, m4);
         const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
         x16_dot_unit(isum, lo, hi, xq, k, nc);
     }
+}
+
+GL_ALWAYS_INLINE void x16_isums_q4_vnni(const block_q4_0x16 *blk, const int8_t *const *xq,
+                                        __m512i *isum, const int nc)
+{
+    x16_q4_units(blk->qs, xq, isum, nc);
 }
 
 #include "arch/x86/avx512/x16_lanes.h"
@@ -222,14 +228,14 @@ DEF_Q8_ISUMS(x16_isums_q8_vnni, block_q8_0x16, __m512i, 64, _mm512_loadu_si512, 
  * a = u = w + 16 in [0, 31] (the nibble with its fifth bit at bit 4, from
  * the re-encoded lanes with one shift), x signed, isum starts at -16 sum(x):
  * exact, as Q4_0x16. */
-GL_ALWAYS_INLINE void x16_isums_q5_vnni(const block_q5_0x16 *blk, const int8_t *const *xq,
-                                        __m512i *isum, const int nc)
+GL_ALWAYS_INLINE void x16_q5_units(const uint8_t *qh, const uint8_t *qs, const int8_t *const *xq,
+                                   __m512i *isum, const int nc)
 {
     const __m512i m4 = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
-    const __m512i h = _mm512_loadu_si512((const void *)blk->qh);
+    const __m512i h = _mm512_loadu_si512((const void *)qh);
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * k));
+        const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * k));
         /* a | (b & c) */
         const __m512i lo = _mm512_ternarylogic_epi32(_mm512_and_si512(v, m4),
                                                      _mm512_slli_epi16(h, 4 - k), m10, 0xf8);
@@ -237,6 +243,12 @@ GL_ALWAYS_INLINE void x16_isums_q5_vnni(const block_q5_0x16 *blk, const int8_t *
                                                      _mm512_srli_epi16(h, k), m10, 0xf8);
         x16_dot_unit(isum, lo, hi, xq, k, nc);
     }
+}
+
+GL_ALWAYS_INLINE void x16_isums_q5_vnni(const block_q5_0x16 *blk, const int8_t *const *xq,
+                                        __m512i *isum, const int nc)
+{
+    x16_q5_units(blk->qh, blk->qs, xq, isum, nc);
 }
 
 #include "arch/x86/avx512/x16_lanes.h"
@@ -277,6 +289,41 @@ GL_ALWAYS_INLINE void x16_isums_iq4nl_vnni(const block_iq4_nlx16 *blk, const int
 #define X8_SHIFT     7
 #define X8_ISUMS     x16_isums_iq4nl_vnni
 #define X8_LINK      static
+#include "arch/x86/avx2/x8_tmpl.h"
+
+/* ---- Q4_1x16 / Q5_1x16 (src/quant.h) with vpdpbusd ----------------------
+ * Q4_0x16's and Q5_0x16's units with a = q (already unsigned: no
+ * correction); the offsets come in through the template's X8_MIN term. */
+GL_ALWAYS_INLINE void x16_isums_q41_vnni(const block_q4_1x16 *blk, const int8_t *const *xq,
+                                         __m512i *isum, const int nc)
+{
+    x16_q4_units(blk->qs, xq, isum, nc);
+}
+
+#include "arch/x86/avx512/x16_lanes.h"
+#define X8_TS        2
+#define X8_SPREAD_PF 1
+#define X8_NAME      matmul_q4_1_x16_vnni
+#define X8_WBLK      block_q4_1x16
+#define X8_MIN
+#define X8_ISUMS x16_isums_q41_vnni
+#define X8_LINK  static
+#include "arch/x86/avx2/x8_tmpl.h"
+
+GL_ALWAYS_INLINE void x16_isums_q51_vnni(const block_q5_1x16 *blk, const int8_t *const *xq,
+                                         __m512i *isum, const int nc)
+{
+    x16_q5_units(blk->qh, blk->qs, xq, isum, nc);
+}
+
+#include "arch/x86/avx512/x16_lanes.h"
+#define X8_TS        2
+#define X8_SPREAD_PF 1
+#define X8_NAME      matmul_q5_1_x16_vnni
+#define X8_WBLK      block_q5_1x16
+#define X8_MIN
+#define X8_ISUMS x16_isums_q51_vnni
+#define X8_LINK  static
 #include "arch/x86/avx2/x8_tmpl.h"
 
 /* ---- float products, 16 lanes ------------------------------------------
@@ -423,6 +470,10 @@ void GL_AVX512_INIT(gl_kernels *k)
             gl_kernels_prefer_layout(k, GL_LAYOUT_Q8_0X16);
             gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_0X16);
             gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_NLX16);
+            k->matmul_packed[GL_LAYOUT_Q4_1X16] = matmul_q4_1_x16_vnni_tuned[t];
+            k->matmul_packed[GL_LAYOUT_Q5_1X16] = matmul_q5_1_x16_vnni_tuned[t];
+            gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_1X16);
+            gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_1X16);
         }
 #if GL_AVX512_KQUANTS
         legacy_init_vnni(k);
