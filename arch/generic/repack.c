@@ -1,10 +1,12 @@
 /* Reference implementation of the row-interleaved layouts (src/quant.h:
- * Q4_0x8, Q8_0x8, Q4_0x16, Q8_0x16; ROWS rows per group):
- * repack, unpack and the matrix products over them. The products compute,
- * per output element, exactly the sequence of arch/generic/matmul.c
+ * the 32-element types' x8 / x16 groups and the K-quants'; ROWS rows per
+ * group): repack, unpack and the matrix products over them. The products
+ * compute, per output element, exactly the sequence of the plain-row
+ * kernels (arch/generic/matmul.c, legacy_quants.c, kquants.c), e.g.
  *     sum = 0; for b: sum = sum + (float)isum_b * (dw_b * dx_b)
- * so they are bit-equal to generic's plain-row kernels; every backend's
- * packed kernel is checked bit for bit against these. */
+ * (Q4_1 / Q5_1 add (float)s_b * (m_b * dx_b) inside the parentheses), so
+ * they are bit-equal to generic's plain-row kernels; every backend's packed
+ * kernel is checked bit for bit against these. */
 #include <string.h>
 
 #include "arch/generic/generic.h"
@@ -57,17 +59,6 @@ static inline int xn_index(int rows, int r, int j)
         }                                                                                          \
     }
 
-DEF_REPACK(gl_repack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS, XN_NO_M)
-DEF_REPACK(gl_repack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS, XN_NO_M)
-DEF_REPACK(gl_repack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS, XN_NO_M)
-DEF_REPACK(gl_repack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS, XN_NO_M)
-DEF_REPACK(gl_repack_iq4_nl_x16_generic, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS,
-           XN_NO_M)
-DEF_REPACK(gl_repack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS,
-           XN_NO_M)
-DEF_REPACK(gl_repack_q4_1_x8_generic, block_q4_1, block_q4_1x8, QK4_0 / 2, GL_X8_ROWS, XN_M)
-DEF_REPACK(gl_repack_q4_1_x16_generic, block_q4_1, block_q4_1x16, QK4_0 / 2, GL_X16_ROWS, XN_M)
-
 #define DEF_UNPACK(NAME, BLK, XBLK, QS, ROWS, M)                                                   \
     GL_DECL_UNPACK_FN(NAME)                                                                        \
     {                                                                                              \
@@ -82,16 +73,19 @@ DEF_REPACK(gl_repack_q4_1_x16_generic, block_q4_1, block_q4_1x16, QK4_0 / 2, GL_
         }                                                                                          \
     }
 
-DEF_UNPACK(gl_unpack_q4_0_x8_generic, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS, XN_NO_M)
-DEF_UNPACK(gl_unpack_q8_0_x8_generic, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS, XN_NO_M)
-DEF_UNPACK(gl_unpack_q4_0_x16_generic, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS, XN_NO_M)
-DEF_UNPACK(gl_unpack_q8_0_x16_generic, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS, XN_NO_M)
-DEF_UNPACK(gl_unpack_iq4_nl_x16_generic, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS,
-           XN_NO_M)
-DEF_UNPACK(gl_unpack_iq4_nl_x8_generic, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS,
-           XN_NO_M)
-DEF_UNPACK(gl_unpack_q4_1_x8_generic, block_q4_1, block_q4_1x8, QK4_0 / 2, GL_X8_ROWS, XN_M)
-DEF_UNPACK(gl_unpack_q4_1_x16_generic, block_q4_1, block_q4_1x16, QK4_0 / 2, GL_X16_ROWS, XN_M)
+/* the repack and unpack pair of a layout */
+#define DEF_XN_LAYOUT(T, BLK, XBLK, QS, ROWS, M)                                                   \
+    DEF_REPACK(gl_repack_##T##_generic, BLK, XBLK, QS, ROWS, M)                                    \
+    DEF_UNPACK(gl_unpack_##T##_generic, BLK, XBLK, QS, ROWS, M)
+
+DEF_XN_LAYOUT(q4_0_x8, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS, XN_NO_M)
+DEF_XN_LAYOUT(q8_0_x8, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS, XN_NO_M)
+DEF_XN_LAYOUT(q4_0_x16, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS, XN_NO_M)
+DEF_XN_LAYOUT(q8_0_x16, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS, XN_NO_M)
+DEF_XN_LAYOUT(iq4_nl_x16, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS, XN_NO_M)
+DEF_XN_LAYOUT(iq4_nl_x8, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS, XN_NO_M)
+DEF_XN_LAYOUT(q4_1_x8, block_q4_1, block_q4_1x8, QK4_0 / 2, GL_X8_ROWS, XN_M)
+DEF_XN_LAYOUT(q4_1_x16, block_q4_1, block_q4_1x16, QK4_0 / 2, GL_X16_ROWS, XN_M)
 
 /* ---- products -------------------------------------------------------------- */
 
