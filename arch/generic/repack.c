@@ -20,15 +20,50 @@ static inline int xn_index(int rows, int r, int j)
     return (j / 4) * (rows * 4) + r * 4 + (j % 4);
 }
 
-/* M(stmt): the row offset m of Q4_1 / Q5_1 (XN_M) or nothing (XN_NO_M) */
-#define XN_NO_M(...)
-#define XN_M(...) __VA_ARGS__
+/* Hooks of the bodies below, each XN_KEEP (the statement) or XN_DROP
+ * (nothing): M, the row offset m of Q4_1 / Q5_1; H, the fifth bits of
+ * Q5_0 / Q5_1, re-encoded one 32-bit lane per row (q5x_put_lane). */
+#define XN_DROP(...)
+#define XN_KEEP(...) __VA_ARGS__
+
+/* byte i of a row's re-encoded lane from its plain qh (little-endian) */
+static uint8_t q5x_lane_byte(uint32_t h, int i)
+{
+    uint8_t v = 0;
+    for (int k = 0; k < 4; k++)
+        v |= (uint8_t)((h >> (4 * k + i) & 1) << k | (h >> (16 + 4 * k + i) & 1) << (4 + k));
+    return v;
+}
+
+/* the fifth bit of element e (< 32) from a row's re-encoded lane */
+static int q5x_hbit(const uint8_t *lane, int e)
+{
+    const int i = e % 4, k = e % 16 / 4;
+    return lane[i] >> (e < 16 ? k : 4 + k) & 1;
+}
+
+/* a row's plain qh (4 bytes, little-endian) to its re-encoded lane and back */
+static void q5x_put_lane(uint8_t *lane, const uint8_t *qh)
+{
+    uint32_t h;
+    memcpy(&h, qh, 4);
+    for (int i = 0; i < 4; i++)
+        lane[i] = q5x_lane_byte(h, i);
+}
+
+static void q5x_get_lane(uint8_t *qh, const uint8_t *lane)
+{
+    uint32_t h = 0;
+    for (int e = 0; e < 32; e++)
+        h |= (uint32_t)q5x_hbit(lane, e) << e;
+    memcpy(qh, &h, 4);
+}
 
 /* One generic body for every layout: BLK source blocks of QS quant bytes
  * go, 4 bytes at a time, to the interleaved positions (xn_index). Written
  * with 4-byte copies so that loading a model stays fast (the loader runs
  * this on every thread over disjoint groups). */
-#define DEF_REPACK(NAME, BLK, XBLK, QS, ROWS, M)                                                   \
+#define DEF_REPACK(NAME, BLK, XBLK, QS, ROWS, M, H)                                                \
     GL_DECL_REPACK_FN(NAME)                                                                        \
     {                                                                                              \
         const int nblk = n / 32;                                                                   \
@@ -46,6 +81,7 @@ static inline int xn_index(int rows, int r, int j)
                     if (!src[r]) {                                                                 \
                         o->d[r] = 0;                                                               \
                         M(o->m[r] = 0);                                                            \
+                        H(memset(&o->qh[4 * r], 0, 4));                                            \
                         for (int k = 0; k < (QS) / 4; k++)                                         \
                             memset(&o->qs[xn_index(ROWS, r, 4 * k)], 0, 4);                        \
                         continue;                                                                  \
@@ -53,13 +89,14 @@ static inline int xn_index(int rows, int r, int j)
                     const BLK *sb = src[r] + b;                                                    \
                     o->d[r] = sb->d;                                                               \
                     M(o->m[r] = sb->m);                                                            \
+                    H(q5x_put_lane(&o->qh[4 * r], sb->qh));                                        \
                     for (int k = 0; k < (QS) / 4; k++)                                             \
                         memcpy(&o->qs[xn_index(ROWS, r, 4 * k)], &sb->qs[4 * k], 4);               \
                 }                                                                                  \
         }                                                                                          \
     }
 
-#define DEF_UNPACK(NAME, BLK, XBLK, QS, ROWS, M)                                                   \
+#define DEF_UNPACK(NAME, BLK, XBLK, QS, ROWS, M, H)                                                \
     GL_DECL_UNPACK_FN(NAME)                                                                        \
     {                                                                                              \
         const int nblk = n / 32, g = r / (ROWS), k = r % (ROWS);                                   \
@@ -68,24 +105,25 @@ static inline int xn_index(int rows, int r, int j)
         for (int b = 0; b < nblk; b++) {                                                           \
             o[b].d = in[b].d[k];                                                                   \
             M(o[b].m = in[b].m[k]);                                                                \
+            H(q5x_get_lane(o[b].qh, &in[b].qh[4 * k]));                                            \
             for (int j = 0; j < (QS); j++)                                                         \
                 o[b].qs[j] = in[b].qs[xn_index(ROWS, k, j)];                                       \
         }                                                                                          \
     }
 
 /* the repack and unpack pair of a layout */
-#define DEF_XN_LAYOUT(T, BLK, XBLK, QS, ROWS, M)                                                   \
-    DEF_REPACK(gl_repack_##T##_generic, BLK, XBLK, QS, ROWS, M)                                    \
-    DEF_UNPACK(gl_unpack_##T##_generic, BLK, XBLK, QS, ROWS, M)
+#define DEF_XN_LAYOUT(T, BLK, XBLK, QS, ROWS, M, H)                                                \
+    DEF_REPACK(gl_repack_##T##_generic, BLK, XBLK, QS, ROWS, M, H)                                 \
+    DEF_UNPACK(gl_unpack_##T##_generic, BLK, XBLK, QS, ROWS, M, H)
 
-DEF_XN_LAYOUT(q4_0_x8, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS, XN_NO_M)
-DEF_XN_LAYOUT(q8_0_x8, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS, XN_NO_M)
-DEF_XN_LAYOUT(q4_0_x16, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS, XN_NO_M)
-DEF_XN_LAYOUT(q8_0_x16, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS, XN_NO_M)
-DEF_XN_LAYOUT(iq4_nl_x16, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS, XN_NO_M)
-DEF_XN_LAYOUT(iq4_nl_x8, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS, XN_NO_M)
-DEF_XN_LAYOUT(q4_1_x8, block_q4_1, block_q4_1x8, QK4_0 / 2, GL_X8_ROWS, XN_M)
-DEF_XN_LAYOUT(q4_1_x16, block_q4_1, block_q4_1x16, QK4_0 / 2, GL_X16_ROWS, XN_M)
+DEF_XN_LAYOUT(q4_0_x8, block_q4_0, block_q4_0x8, QK4_0 / 2, GL_X8_ROWS, XN_DROP, XN_DROP)
+DEF_XN_LAYOUT(q8_0_x8, block_q8_0, block_q8_0x8, QK8_0, GL_X8_ROWS, XN_DROP, XN_DROP)
+DEF_XN_LAYOUT(q4_0_x16, block_q4_0, block_q4_0x16, QK4_0 / 2, GL_X16_ROWS, XN_DROP, XN_DROP)
+DEF_XN_LAYOUT(q8_0_x16, block_q8_0, block_q8_0x16, QK8_0, GL_X16_ROWS, XN_DROP, XN_DROP)
+DEF_XN_LAYOUT(iq4_nl_x16, block_iq4_nl, block_iq4_nlx16, QK4_0 / 2, GL_X16_ROWS, XN_DROP, XN_DROP)
+DEF_XN_LAYOUT(iq4_nl_x8, block_iq4_nl, block_iq4_nlx8, QK4_0 / 2, GL_X8_ROWS, XN_DROP, XN_DROP)
+DEF_XN_LAYOUT(q4_1_x8, block_q4_1, block_q4_1x8, QK4_0 / 2, GL_X8_ROWS, XN_KEEP, XN_DROP)
+DEF_XN_LAYOUT(q4_1_x16, block_q4_1, block_q4_1x16, QK4_0 / 2, GL_X16_ROWS, XN_KEEP, XN_DROP)
 
 /* ---- products -------------------------------------------------------------- */
 
@@ -133,89 +171,27 @@ DEF_XN_LAYOUT(q4_1_x16, block_q4_1, block_q4_1x16, QK4_0 / 2, GL_X16_ROWS, XN_M)
     gl_iq4nl_values[(q)&0x0f] * (xq)[i] + gl_iq4nl_values[(q) >> 4] * (xq)[(i) + 16]
 
 DEF_XN_MATMUL(gl_matmul_q4_0_x8_generic, block_q4_0x8, QK4_0 / 2, DOT_Q4, GL_X8_ROWS, block_q8_0,
-              XN_NO_M)
+              XN_DROP)
 DEF_XN_MATMUL(gl_matmul_q8_0_x8_generic, block_q8_0x8, QK8_0, DOT_Q8, GL_X8_ROWS, block_q8_0,
-              XN_NO_M)
+              XN_DROP)
 DEF_XN_MATMUL(gl_matmul_q4_0_x16_generic, block_q4_0x16, QK4_0 / 2, DOT_Q4, GL_X16_ROWS, block_q8_0,
-              XN_NO_M)
+              XN_DROP)
 DEF_XN_MATMUL(gl_matmul_q8_0_x16_generic, block_q8_0x16, QK8_0, DOT_Q8, GL_X16_ROWS, block_q8_0,
-              XN_NO_M)
+              XN_DROP)
 DEF_XN_MATMUL(gl_matmul_iq4_nl_x16_generic, block_iq4_nlx16, QK4_0 / 2, DOT_IQ4NL, GL_X16_ROWS,
-              block_q8_0, XN_NO_M)
+              block_q8_0, XN_DROP)
 DEF_XN_MATMUL(gl_matmul_iq4_nl_x8_generic, block_iq4_nlx8, QK4_0 / 2, DOT_IQ4NL, GL_X8_ROWS,
-              block_q8_0, XN_NO_M)
+              block_q8_0, XN_DROP)
 /* Q4_1: sum = sum + ((float)isum * (dw * dx) + (float)s * (m * dx)), generic's */
 DEF_XN_MATMUL(gl_matmul_q4_1_x8_generic, block_q4_1x8, QK4_0 / 2, DOT_Q41, GL_X8_ROWS, block_q8_1,
-              XN_M)
+              XN_KEEP)
 DEF_XN_MATMUL(gl_matmul_q4_1_x16_generic, block_q4_1x16, QK4_0 / 2, DOT_Q41, GL_X16_ROWS,
-              block_q8_1, XN_M)
+              block_q8_1, XN_KEEP)
 
 /* ---- Q5_0x8 / Q5_0x16 (src/quant.h): Q4_0's interleave for the nibbles,
  * the fifth bits re-encoded, one 32-bit lane per row */
 
-/* byte i of a row's re-encoded lane from its plain qh (little-endian) */
-static uint8_t q5x_lane_byte(uint32_t h, int i)
-{
-    uint8_t v = 0;
-    for (int k = 0; k < 4; k++)
-        v |= (uint8_t)((h >> (4 * k + i) & 1) << k | (h >> (16 + 4 * k + i) & 1) << (4 + k));
-    return v;
-}
-
-/* the fifth bit of element e (< 32) from a row's re-encoded lane */
-static int q5x_hbit(const uint8_t *lane, int e)
-{
-    const int i = e % 4, k = e % 16 / 4;
-    return lane[i] >> (e < 16 ? k : 4 + k) & 1;
-}
-
-#define DEF_Q5X(T, SFX, BLK, XBLK, ROWS, ABLK, OFF, M)                                             \
-    GL_DECL_REPACK_FN(gl_repack_##T##_##SFX##_generic)                                             \
-    {                                                                                              \
-        const int nblk = n / 32;                                                                   \
-        XBLK *out = dst;                                                                           \
-        for (int g = g0; g < g1; g++)                                                              \
-            for (int r = 0; r < (ROWS); r++) {                                                     \
-                const int row = g * (ROWS) + r;                                                    \
-                const BLK *src = row < n_rows                                                      \
-                                     ? (const BLK *)((const char *)w + (size_t)row * w_row_bytes)  \
-                                     : NULL; /* padding: d = 0, quants 0 */                        \
-                for (int b = 0; b < nblk; b++) {                                                   \
-                    XBLK *o = out + (size_t)g * nblk + b;                                          \
-                    uint32_t h = 0;                                                                \
-                    if (src)                                                                       \
-                        memcpy(&h, src[b].qh, 4);                                                  \
-                    o->d[r] = src ? src[b].d : 0;                                                  \
-                    M(o->m[r] = src ? src[b].m : 0);                                               \
-                    for (int i = 0; i < 4; i++)                                                    \
-                        o->qh[4 * r + i] = q5x_lane_byte(h, i);                                    \
-                    for (int k = 0; k < 4; k++) {                                                  \
-                        if (src)                                                                   \
-                            memcpy(&o->qs[xn_index(ROWS, r, 4 * k)], &src[b].qs[4 * k], 4);        \
-                        else                                                                       \
-                            memset(&o->qs[xn_index(ROWS, r, 4 * k)], 0, 4);                        \
-                    }                                                                              \
-                }                                                                                  \
-            }                                                                                      \
-    }                                                                                              \
-                                                                                                   \
-    GL_DECL_UNPACK_FN(gl_unpack_##T##_##SFX##_generic)                                             \
-    {                                                                                              \
-        const int nblk = n / 32, g = r / (ROWS), k = r % (ROWS);                                   \
-        const XBLK *in = (const XBLK *)((const char *)packed + (size_t)g * group_bytes);           \
-        BLK *o = dst;                                                                              \
-        for (int b = 0; b < nblk; b++) {                                                           \
-            o[b].d = in[b].d[k];                                                                   \
-            M(o[b].m = in[b].m[k]);                                                                \
-            uint32_t h = 0;                                                                        \
-            for (int e = 0; e < 32; e++)                                                           \
-                h |= (uint32_t)q5x_hbit(&in[b].qh[4 * k], e) << e;                                 \
-            memcpy(o[b].qh, &h, 4);                                                                \
-            for (int j = 0; j < QK4_0 / 2; j++)                                                    \
-                o[b].qs[j] = in[b].qs[xn_index(ROWS, k, j)];                                       \
-        }                                                                                          \
-    }                                                                                              \
-                                                                                                   \
+#define DEF_Q5X_MATMUL(T, SFX, XBLK, ROWS, ABLK, OFF, M)                                           \
     /* As DEF_XN_MATMUL: generic's Q5_0 / Q5_1 sequence, w = u - OFF */                            \
     GL_DECL_MATMUL_FN(gl_matmul_##T##_##SFX##_generic)                                             \
     {                                                                                              \
@@ -249,10 +225,14 @@ static int q5x_hbit(const uint8_t *lane, int e)
         }                                                                                          \
     }
 
-DEF_Q5X(q5_0, x8, block_q5_0, block_q5_0x8, GL_X8_ROWS, block_q8_0, 16, XN_NO_M)
-DEF_Q5X(q5_0, x16, block_q5_0, block_q5_0x16, GL_X16_ROWS, block_q8_0, 16, XN_NO_M)
-DEF_Q5X(q5_1, x8, block_q5_1, block_q5_1x8, GL_X8_ROWS, block_q8_1, 0, XN_M)
-DEF_Q5X(q5_1, x16, block_q5_1, block_q5_1x16, GL_X16_ROWS, block_q8_1, 0, XN_M)
+DEF_XN_LAYOUT(q5_0_x8, block_q5_0, block_q5_0x8, QK4_0 / 2, GL_X8_ROWS, XN_DROP, XN_KEEP)
+DEF_Q5X_MATMUL(q5_0, x8, block_q5_0x8, GL_X8_ROWS, block_q8_0, 16, XN_DROP)
+DEF_XN_LAYOUT(q5_0_x16, block_q5_0, block_q5_0x16, QK4_0 / 2, GL_X16_ROWS, XN_DROP, XN_KEEP)
+DEF_Q5X_MATMUL(q5_0, x16, block_q5_0x16, GL_X16_ROWS, block_q8_0, 16, XN_DROP)
+DEF_XN_LAYOUT(q5_1_x8, block_q5_1, block_q5_1x8, QK4_0 / 2, GL_X8_ROWS, XN_KEEP, XN_KEEP)
+DEF_Q5X_MATMUL(q5_1, x8, block_q5_1x8, GL_X8_ROWS, block_q8_1, 0, XN_KEEP)
+DEF_XN_LAYOUT(q5_1_x16, block_q5_1, block_q5_1x16, QK4_0 / 2, GL_X16_ROWS, XN_KEEP, XN_KEEP)
+DEF_Q5X_MATMUL(q5_1, x16, block_q5_1x16, GL_X16_ROWS, block_q8_1, 0, XN_KEEP)
 
 /* ---- K-quant row groups (src/quant.h) ----------------------------------
  * Q4_Kx8, Q6_Kx8, Q4_Kx16, Q5_Kx8 / x16, IQ4_XSx8 / x16, Q2_Kx8 / x16: every byte array of ROWS

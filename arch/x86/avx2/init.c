@@ -12,27 +12,32 @@ void gl_kernels_init_avx2(gl_kernels *k)
     k->matmul[GGUF_T_Q4_K] = gl_matmul_q4_K_avx2;
     k->matmul[GGUF_T_Q5_K] = gl_matmul_q5_K_avx2;
     k->matmul[GGUF_T_Q6_K] = gl_matmul_q6_K_avx2;
-    /* the decode tune's instances (src/tune.h) */
-    k->matmul_packed[GL_LAYOUT_Q4_KX8] = gl_matmul_q4_K_x8_avx2_tuned[k->tune.id];
-    k->matmul_packed[GL_LAYOUT_Q6_KX8] = gl_matmul_q6_K_x8_avx2_tuned[k->tune.id];
-    k->matmul_packed[GL_LAYOUT_Q3_KX8] = gl_matmul_q3_K_x8_avx2_tuned[k->tune.id];
-    gl_kernels_prefer_layout(k, GL_LAYOUT_Q3_KX8);
-    k->matmul_packed[GL_LAYOUT_IQ4_XSX8] = gl_matmul_iq4_xs_x8_avx2_tuned[k->tune.id];
-    gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_XSX8);
-    k->matmul_packed[GL_LAYOUT_Q2_KX8] = gl_matmul_q2_K_x8_avx2_tuned[k->tune.id];
-    gl_kernels_prefer_layout(k, GL_LAYOUT_Q2_KX8);
-    k->matmul_packed[GL_LAYOUT_Q5_KX8] = gl_matmul_q5_K_x8_avx2_tuned[k->tune.id];
-    gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_KX8);
-    k->matmul_packed[GL_LAYOUT_Q4_0X8] = gl_matmul_q4_0_x8_avx2_tuned[k->tune.id];
-    k->matmul_packed[GL_LAYOUT_Q8_0X8] = gl_matmul_q8_0_x8_avx2_tuned[k->tune.id];
-    k->matmul_packed[GL_LAYOUT_Q5_0X8] = gl_matmul_q5_0_x8_avx2_tuned[k->tune.id];
-    gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_0X8);
-    k->matmul_packed[GL_LAYOUT_IQ4_NLX8] = gl_matmul_iq4_nl_x8_avx2_tuned[k->tune.id];
-    gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_NLX8);
-    k->matmul_packed[GL_LAYOUT_Q4_1X8] = gl_matmul_q4_1_x8_avx2_tuned[k->tune.id];
-    gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_1X8);
-    k->matmul_packed[GL_LAYOUT_Q5_1X8] = gl_matmul_q5_1_x8_avx2_tuned[k->tune.id];
-    gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_1X8);
+    /* the row-group kernels, the decode tune's instances (src/tune.h);
+     * prefer: repack that type into the layout (Q4_0 / Q8_0 / Q4_K / Q6_K
+     * already prefer their x8 layouts from generic) */
+    static const struct {
+        int layout;
+        const gl_matmul_fn *tuned;
+        int prefer;
+    } packed[] = {
+        { GL_LAYOUT_Q4_KX8, gl_matmul_q4_K_x8_avx2_tuned, 0 },
+        { GL_LAYOUT_Q6_KX8, gl_matmul_q6_K_x8_avx2_tuned, 0 },
+        { GL_LAYOUT_Q3_KX8, gl_matmul_q3_K_x8_avx2_tuned, 1 },
+        { GL_LAYOUT_IQ4_XSX8, gl_matmul_iq4_xs_x8_avx2_tuned, 1 },
+        { GL_LAYOUT_Q2_KX8, gl_matmul_q2_K_x8_avx2_tuned, 1 },
+        { GL_LAYOUT_Q5_KX8, gl_matmul_q5_K_x8_avx2_tuned, 1 },
+        { GL_LAYOUT_Q4_0X8, gl_matmul_q4_0_x8_avx2_tuned, 0 },
+        { GL_LAYOUT_Q8_0X8, gl_matmul_q8_0_x8_avx2_tuned, 0 },
+        { GL_LAYOUT_Q5_0X8, gl_matmul_q5_0_x8_avx2_tuned, 1 },
+        { GL_LAYOUT_IQ4_NLX8, gl_matmul_iq4_nl_x8_avx2_tuned, 1 },
+        { GL_LAYOUT_Q4_1X8, gl_matmul_q4_1_x8_avx2_tuned, 1 },
+        { GL_LAYOUT_Q5_1X8, gl_matmul_q5_1_x8_avx2_tuned, 1 },
+    };
+    for (size_t i = 0; i < sizeof packed / sizeof packed[0]; i++) {
+        k->matmul_packed[packed[i].layout] = packed[i].tuned[k->tune.id];
+        if (packed[i].prefer)
+            gl_kernels_prefer_layout(k, packed[i].layout);
+    }
     k->matmul[GGUF_T_F32] = gl_matmul_f32_avx2;
     k->matmul[GGUF_T_F16] = gl_matmul_f16_avx2;
     k->matmul[GGUF_T_BF16] = gl_matmul_bf16_avx2;
