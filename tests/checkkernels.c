@@ -962,8 +962,10 @@ static int same_bits(const float *a, const float *b, size_t n)
 static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, int vs_ref,
                          int layout)
 {
-    static const int nbs[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 32 };
-    static const int rowset[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100 };
+    /* 37: past the K-quant tile path's 32-column blocks (kx8_tmpl.h KX_CB);
+     * 150 rows: past its 8-group panels (KX_PG) */
+    static const int nbs[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 32, 37 };
+    static const int rowset[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 150 };
     /* 300 blocks / 70 super-blocks: more than one chunk of the row-group
      * kernels (256 blocks, 64 super-blocks), so a row's sum waits in y */
     static const int qblk[] = { 1, 2, 3, 7, 8, 9, 17, 64, 176, 300 };
@@ -978,7 +980,7 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
     for (int ci = 0; ci < ncases; ci++) {
         reseed(100 + (uint32_t)type + 50 * (uint32_t)layout, (uint32_t)ci);
         int nb = nbs[ci % (int)(sizeof nbs / sizeof nbs[0])];
-        int rows = chance(70) ? rowset[rint_in(0, 12)] : rint_in(1, 90);
+        int rows = chance(70) ? rowset[rint_in(0, 13)] : rint_in(1, 90);
         int n;
         static const int kblk[] = { 1, 2, 3, 4, 7, 8, 22, 70 };
         if (gguf_type_block_elems((uint32_t)type) == QK_K)
@@ -989,6 +991,11 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
             n = chance(70) ? fn[rint_in(0, 13)] : rint_in(1, 600);
         if ((size_t)rows * nb * (size_t)n > (size_t)6 << 20) /* keep generic quick */
             n = is_quant(type) ? (int)gguf_type_block_elems((uint32_t)type) * 8 : 500;
+        if (ci == 43) { /* a wide tile case for certain: several column blocks and panels */
+            rows = 150;
+            nb = 37;
+            n = is_quant(type) ? (int)gguf_type_block_elems((uint32_t)type) * 5 : 160;
+        }
         if (ci >= 44) {
             const int li = ci - 44;
             rows = 64 + 3 * li; /* whole groups, and a partial one past them */

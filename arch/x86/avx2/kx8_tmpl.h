@@ -19,6 +19,12 @@
  *   KX_ROWS        (optional) rows per group = lanes: 8 (default, ymm) or
  *                  16 with KV_* defined for zmm (the AVX-512 folder)
  *   KX_LINK        (optional) linkage of the _tuned table, e.g. static
+ *   KX_UNPACK, KX_ISUMS_U, KX_UBYTES
+ *                  (optional) a layout whose units cost much to unpack:
+ *                  KX_UNPACK(blk, ub) writes a super-block's units to ub
+ *                  (KX_UBYTES), KX_ISUMS_U(blk, ub, xq, xp, isum, imin, nc)
+ *                  is KX_ISUMS reading them; wide batches then unpack each
+ *                  super-block once for all their column tiles (_rows_u)
  *   KX_TILE_PF_KQ  (optional) 1: the tile path (prefill, batched decode)
  *                  prefetches its weight stream at the K-quant distances
  *                  (the tune's kx_far / kx_near) instead of the 32-element
@@ -47,6 +53,25 @@
 #define KX_KB_DECODE 128
 #ifndef KX_NG
 #define KX_NG 4
+#endif
+/* KX_UNPACK's chunk (4 super-blocks: 16 KiB of units, in L1 with the
+ * tiles' activations), column block, panel (8 groups: the y a panel's
+ * chunks revisit stays in L2), and the batch it starts at: below 32
+ * columns the stream is what counts, and the unpacking path streams worse
+ * (TinyLlama Q6_K batch-8 decode, Zen 5, 1 thread: 97 against 123 tok/s);
+ * at 32 they tie, and prefill gains (bench/RESULTS.md 2026-12-04, fifth
+ * sitting) */
+#ifndef KX_KU
+#define KX_KU 4
+#endif
+#ifndef KX_CB
+#define KX_CB 32
+#endif
+#ifndef KX_PG
+#define KX_PG 8
+#endif
+#ifndef KX_UNPACK_MIN_NB
+#define KX_UNPACK_MIN_NB 32
 #endif
 /* KX_ISUMS_PF's prefetch distances, the tune's kx_far / kx_near: the
  * default's 8 and 2 KiB are twice the x8 layouts' (util.h), a super-block
@@ -99,10 +124,14 @@ GL_ALWAYS_INLINE KV_PS KX_CAT(KX_NAME, _step)(KV_PS acc, KV_EPI32 isum, KV_EPI32
 #endif
 }
 
-GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
-                              const kx_xprep (*xp)[KX_KB], int kn, float *const *ys, int lo, int hi,
-                              int first, int stream, const int tune, const int nc)
+/* kn super-blocks of one group for nc columns: activations xs[c], their
+ * sums xp[c * xps + b]; the units unpacked in the body, or with KX_UNPACK
+ * read from ub (KX_UBYTES a super-block) */
+GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const uint8_t *ub, const block_q8_K *const *xs,
+                              const kx_xprep *xp, const int xps, int kn, float *const *ys, int lo,
+                              int hi, int first, int stream, const int tune, const int nc)
 {
+    (void)ub;
     const int full = lo == 0 && hi == KX_ROWS;
     KV_PS acc[KX_C];
 #pragma GCC unroll 8
@@ -128,14 +157,19 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const block_q8_K *const *xs,
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             xq[c] = xs[c][b].qs;
-            xpp[c] = &xp[c][b];
+            xpp[c] = &xp[c * xps + b];
             isum[c] = KV_ZERO_EPI32();
             imin[c] = KV_ZERO_EPI32();
         }
-        KX_ISUMS(blk, xq, xpp, isum, imin, nc);
+#ifdef KX_UNPACK
+        if (ub)
+            KX_ISUMS_U(blk, ub + (size_t)b * KX_UBYTES, xq, xpp, isum, imin, nc);
+        else
+#endif
+            KX_ISUMS(blk, xq, xpp, isum, imin, nc);
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
-            acc[c] = KX_CAT(KX_NAME, _step)(acc[c], isum[c], imin[c], blk, xp[c][b].dx);
+            acc[c] = KX_CAT(KX_NAME, _step)(acc[c], isum[c], imin[c], blk, xpp[c]->dx);
     }
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++) {
@@ -226,16 +260,16 @@ static __attribute__((noinline)) void KX_ROWS_G(const void *w, size_t w_row_byte
                     const int first = k0 == 0, stream = c0 == 0;
                     /* clang-format off */
                     switch (nc) {
-                    case 1: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 1); break;
-                    case 2: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 2); break;
-                    case 3: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 3); break;
+                    case 1: KX_TILE(wb, NULL, xs, xp[0], KX_KB, kn, ys, lo, hi, first, stream, tune, 1); break;
+                    case 2: KX_TILE(wb, NULL, xs, xp[0], KX_KB, kn, ys, lo, hi, first, stream, tune, 2); break;
+                    case 3: KX_TILE(wb, NULL, xs, xp[0], KX_KB, kn, ys, lo, hi, first, stream, tune, 3); break;
 #if KX_C > 4
-                    case 4: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 4); break;
-                    case 5: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 5); break;
-                    case 6: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 6); break;
-                    case 7: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, 7); break;
+                    case 4: KX_TILE(wb, NULL, xs, xp[0], KX_KB, kn, ys, lo, hi, first, stream, tune, 4); break;
+                    case 5: KX_TILE(wb, NULL, xs, xp[0], KX_KB, kn, ys, lo, hi, first, stream, tune, 5); break;
+                    case 6: KX_TILE(wb, NULL, xs, xp[0], KX_KB, kn, ys, lo, hi, first, stream, tune, 6); break;
+                    case 7: KX_TILE(wb, NULL, xs, xp[0], KX_KB, kn, ys, lo, hi, first, stream, tune, 7); break;
 #endif
-                    default: KX_TILE(wb, xs, (const kx_xprep(*)[KX_KB])xp, kn, ys, lo, hi, first, stream, tune, KX_C); break;
+                    default: KX_TILE(wb, NULL, xs, xp[0], KX_KB, kn, ys, lo, hi, first, stream, tune, KX_C); break;
                     }
                     /* clang-format on */
                 }
@@ -243,6 +277,68 @@ static __attribute__((noinline)) void KX_ROWS_G(const void *w, size_t w_row_byte
         }
     }
 }
+
+#ifdef KX_UNPACK
+/* The general path of a layout with a costly unpack (KX_UNPACK): per chunk
+ * of KX_KU super-blocks and block of KX_CB columns, each group's units are
+ * unpacked once into an L1 buffer and every column tile of the block reads
+ * them there, instead of each tile unpacking them again. Same integers, same
+ * float steps in the same order: bit-identical to the path above. */
+static __attribute__((noinline)) void KX_CAT(KX_NAME, _rows_u)(const void *w, size_t w_row_bytes,
+                                                               const void *x, size_t x_stride,
+                                                               float *y, size_t y_stride, int n,
+                                                               int r0, int r1, int nb, int tune)
+{
+    const int nsb = n / QK_K;
+    const int g_lo = r0 / KX_ROWS, g_hi = (r1 + KX_ROWS - 1) / KX_ROWS;
+    kx_xprep xp[KX_CB][KX_KU];
+    _Alignas(64) uint8_t ub[KX_KU * KX_UBYTES];
+    for (int p0 = g_lo; p0 < g_hi; p0 += KX_PG) {
+        const int p1 = g_hi - p0 < KX_PG ? g_hi : p0 + KX_PG;
+        for (int k0 = 0; k0 < nsb; k0 += KX_KU) {
+            const int kn = nsb - k0 < KX_KU ? nsb - k0 : KX_KU;
+            for (int b0 = 0; b0 < nb; b0 += KX_CB) {
+                const int ncb = nb - b0 < KX_CB ? nb - b0 : KX_CB;
+                const block_q8_K *xs[KX_CB];
+                for (int c = 0; c < ncb; c++) {
+                    xs[c] =
+                        (const block_q8_K *)((const char *)x + (size_t)(b0 + c) * x_stride) + k0;
+                    kx_col_prep(xs[c], kn, xp[c]);
+                }
+                for (int g = p0; g < p1; g++) {
+                    const KX_WBLK *wb =
+                        (const KX_WBLK *)((const char *)w + (size_t)g * w_row_bytes) + k0;
+                    for (int b = 0; b < kn; b++) {
+                        /* the next group's chunk, unpacked after this
+                         * group's tiles */
+                        if (b0 == 0 && g + 1 < p1)
+                            for (size_t l = 0; l < sizeof(KX_WBLK); l += 64)
+                                gl_prefetch_in_order((const char *)(wb + b) + w_row_bytes + l, 1);
+                        KX_UNPACK(wb + b, ub + (size_t)b * KX_UBYTES);
+                    }
+                    const int lo = r0 > g * KX_ROWS ? r0 - g * KX_ROWS : 0;
+                    const int hi = r1 - g * KX_ROWS < KX_ROWS ? r1 - g * KX_ROWS : KX_ROWS;
+                    const int first = k0 == 0;
+                    for (int c0 = 0; c0 < ncb; c0 += KX_C) {
+                        const int nc = ncb - c0 < KX_C ? ncb - c0 : KX_C;
+                        float *ys[KX_C];
+                        for (int c = 0; c < nc; c++)
+                            ys[c] = y + (size_t)(b0 + c0 + c) * y_stride + (size_t)g * KX_ROWS;
+                        /* clang-format off */
+                        switch (nc) {
+                        case 1: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, 1); break;
+                        case 2: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, 2); break;
+                        case 3: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, 3); break;
+                        default: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, KX_C); break;
+                        }
+                        /* clang-format on */
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
 
 GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, size_t x_stride,
                               float *y, size_t y_stride, int n, int r0, int r1, int nb,
@@ -267,12 +363,21 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
             KX_ROWS_G(w, w_row_bytes, x, x_stride, y, y_stride, n, f1 * KX_ROWS, r1, 1, tune);
         return;
     }
+#ifdef KX_UNPACK
+    if (nb >= KX_UNPACK_MIN_NB) {
+        KX_CAT(KX_NAME, _rows_u)(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, tune);
+        return;
+    }
+#endif
     KX_ROWS_G(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, r1, nb, tune);
 }
 
 GL_TUNED_MATMULS(KX_LINK, KX_NAME, KX_IMPL)
 
 #undef KX_IMPL
+#undef KX_UNPACK
+#undef KX_ISUMS_U
+#undef KX_UBYTES
 #undef KX_KB_DECODE
 #undef KX_ROWS_G
 #undef KX_TUNED

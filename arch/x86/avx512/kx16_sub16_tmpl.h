@@ -16,15 +16,23 @@
  *                        once per super-block: the scales' state in sc (a
  *                        kx16_sc4), and with mins their sums into imin[c]
  *   KS_SCALE(blk, sc, j) sub-block j's scales as int32 lanes
+ *   KS_UNPACK, KS_ISUMS_U
+ *                        (optional) names of the unpacked tile path's two
+ *                        functions: KS_UNPACK(blk, ub) writes the units,
+ *                        KS_ISUMS_U(blk, ub, ...) is KS_ISUMS reading them
  * Sub-block j's sum is one vpdpbusd chain from KS_START over its four
  * units, times its scale with one vpmulld: exact (each type's bounds are
  * at its hooks), the same integers as generic's. */
 
+#define KS_CAT2(a, b) a##b
+#define KS_CAT(a, b)  KS_CAT2(a, b)
+
 /* Tile path: the chains of one half (four sub-blocks) for nc columns at a
- * time, so a tile's accumulators stay in registers. */
-GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
-                               const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
-                               const int nc)
+ * time, so a tile's accumulators stay in registers; the units unpacked
+ * here, or (ub) loaded from where KS_UNPACK wrote them. */
+GL_ALWAYS_INLINE void KS_CAT(KS_ISUMS, _at)(const KS_WBLK *blk, const uint8_t *ub,
+                                            const int8_t *const *xq, const kx_xprep *const *xp,
+                                            __m512i *isum, __m512i *imin, const int nc)
 {
     const int8_t *xo[KX_C];
 #pragma GCC unroll 8
@@ -46,7 +54,13 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
             for (int kk = 0; kk < 4; kk += KS_KSTEP) {
                 const int k = 4 * half + kk;
                 __m512i u[4 * KS_KSTEP];
-                KS_UNITS(blk, h, k, u);
+                if (ub) {
+#pragma GCC unroll 8
+                    for (int i = 0; i < 4 * KS_KSTEP; i++)
+                        u[i] = gl512_load_pinned(ub + 64 * (4 * (8 * h + k) + i));
+                } else {
+                    KS_UNITS(blk, h, k, u);
+                }
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++)
 #pragma GCC unroll 2
@@ -65,6 +79,40 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
             }
         }
 }
+
+GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
+                               const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                               const int nc)
+{
+    KS_CAT(KS_ISUMS, _at)(blk, NULL, xq, xp, isum, imin, nc);
+}
+
+#ifdef KS_UNPACK
+/* The tile path over many columns (prefill): a super-block's units once
+ * into ub (4 KiB: unit k of half h of sub-block 8 h + 2 s + k / 4 at
+ * 64 (4 (8 h + k) + s)), which every column tile then reads with one load
+ * a unit instead of unpacking it again (kx8_tmpl.h KX_UNPACK) */
+GL_ALWAYS_INLINE void KS_UNPACK(const KS_WBLK *blk, uint8_t *ub)
+{
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k += KS_KSTEP) {
+            __m512i u[4 * KS_KSTEP];
+            KS_UNITS(blk, h, k, u);
+#pragma GCC unroll 8
+            for (int i = 0; i < 4 * KS_KSTEP; i++)
+                _mm512_store_si512((void *)(ub + 64 * (4 * (8 * h + k) + i)), u[i]);
+        }
+}
+
+GL_ALWAYS_INLINE void KS_ISUMS_U(const KS_WBLK *blk, const uint8_t *ub, const int8_t *const *xq,
+                                 const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
+                                 const int nc)
+{
+    KS_CAT(KS_ISUMS, _at)(blk, ub, xq, xp, isum, imin, nc);
+}
+#endif
 
 /* Decode: both halves of each h at once, eight chains side by side so each
  * vpdpbusd's latency hides behind seven independent ones, and the stream's
@@ -108,7 +156,11 @@ GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_x
 }
 
 #undef KS_ISUMS
+#undef KS_CAT
+#undef KS_CAT2
 #undef KS_ISUMS1
+#undef KS_UNPACK
+#undef KS_ISUMS_U
 #undef KS_WBLK
 #undef KS_KSTEP
 #undef KS_UNITS

@@ -42,6 +42,19 @@ GL_ALWAYS_INLINE __m512i gl512_dpbusd_bcast(__m512i acc, __m512i u, const void *
 #endif
 }
 
+/* The 64 bytes at p (aligned) as a register value gcc cannot re-derive
+ * from memory: otherwise it reloads a vector that several vpdpbusd share
+ * (gl512_dpbusd_bcast's asm takes it as an operand) once per product,
+ * which doubles the loads of a tile body (kx16_sub16_tmpl.h KS_ISUMS_U). */
+GL_ALWAYS_INLINE __m512i gl512_load_pinned(const void *p)
+{
+    __m512i v = _mm512_load_si512(p);
+#ifndef GL_USE_SIMDE
+    __asm__("" : "+v"(v));
+#endif
+    return v;
+}
+
 /* The first m (0..16) floats at p, zeros after; reads only those m. */
 GL_ALWAYS_INLINE __m512 gl512_load_part_ps(const float *p, int m)
 {
