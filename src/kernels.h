@@ -346,6 +346,24 @@ static inline void gl_kernels_prefer_layout(gl_kernels *k, int layout)
     k->repack[t].rows = k->layouts[layout].rows;
 }
 
+/* A backend's row-group kernels as a table: layout, its decode tunes'
+ * instances (indexed by k->tune.id), and whether loaders should repack that
+ * type into it (gl_kernels_prefer_layout). */
+typedef struct gl_packed_kernel {
+    int layout;
+    const gl_matmul_fn *tuned;
+    int prefer;
+} gl_packed_kernel;
+
+static inline void gl_kernels_set_packed(gl_kernels *k, const gl_packed_kernel *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        k->matmul_packed[e[i].layout] = e[i].tuned[k->tune.id];
+        if (e[i].prefer)
+            gl_kernels_prefer_layout(k, e[i].layout);
+    }
+}
+
 /* Backends, in ascending order of preference. X(name, suffix-of-init-fn) */
 void gl_kernels_init_generic(gl_kernels *k);
 

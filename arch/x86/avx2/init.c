@@ -15,11 +15,7 @@ void gl_kernels_init_avx2(gl_kernels *k)
     /* the row-group kernels, the decode tune's instances (src/tune.h);
      * prefer: repack that type into the layout (Q4_0 / Q8_0 / Q4_K / Q6_K
      * already prefer their x8 layouts from generic) */
-    static const struct {
-        int layout;
-        const gl_matmul_fn *tuned;
-        int prefer;
-    } packed[] = {
+    static const gl_packed_kernel packed[] = {
         { GL_LAYOUT_Q4_KX8, gl_matmul_q4_K_x8_avx2_tuned, 0 },
         { GL_LAYOUT_Q6_KX8, gl_matmul_q6_K_x8_avx2_tuned, 0 },
         { GL_LAYOUT_Q3_KX8, gl_matmul_q3_K_x8_avx2_tuned, 1 },
@@ -33,11 +29,7 @@ void gl_kernels_init_avx2(gl_kernels *k)
         { GL_LAYOUT_Q4_1X8, gl_matmul_q4_1_x8_avx2_tuned, 1 },
         { GL_LAYOUT_Q5_1X8, gl_matmul_q5_1_x8_avx2_tuned, 1 },
     };
-    for (size_t i = 0; i < sizeof packed / sizeof packed[0]; i++) {
-        k->matmul_packed[packed[i].layout] = packed[i].tuned[k->tune.id];
-        if (packed[i].prefer)
-            gl_kernels_prefer_layout(k, packed[i].layout);
-    }
+    gl_kernels_set_packed(k, packed, sizeof packed / sizeof packed[0]);
     k->matmul[GGUF_T_F32] = gl_matmul_f32_avx2;
     k->matmul[GGUF_T_F16] = gl_matmul_f16_avx2;
     k->matmul[GGUF_T_BF16] = gl_matmul_bf16_avx2;

@@ -461,24 +461,20 @@ void GL_AVX512_INIT(gl_kernels *k)
          * with vpdpbusd on ymm */
         const int t = k->tune.id;
         k->matmul_packed[GL_LAYOUT_Q8_0X8] = matmul_q8_0_x8_vnni_tuned[t];
-        if (!k->tune.ymm) {
-            k->matmul_packed[GL_LAYOUT_Q4_0X16] = matmul_q4_0_x16_vnni_tuned[t];
-            k->matmul_packed[GL_LAYOUT_Q8_0X16] = matmul_q8_0_x16_vnni_tuned[t];
-            k->matmul_packed[GL_LAYOUT_Q5_0X16] = matmul_q5_0_x16_vnni_tuned[t];
-            k->matmul_packed[GL_LAYOUT_IQ4_NLX16] = matmul_iq4_nl_x16_vnni_tuned[t];
-            gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_0X16);
-            gl_kernels_prefer_layout(k, GL_LAYOUT_Q8_0X16);
-            gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_0X16);
-            gl_kernels_prefer_layout(k, GL_LAYOUT_IQ4_NLX16);
-            k->matmul_packed[GL_LAYOUT_Q4_1X16] = matmul_q4_1_x16_vnni_tuned[t];
-            k->matmul_packed[GL_LAYOUT_Q5_1X16] = matmul_q5_1_x16_vnni_tuned[t];
-            gl_kernels_prefer_layout(k, GL_LAYOUT_Q4_1X16);
-            gl_kernels_prefer_layout(k, GL_LAYOUT_Q5_1X16);
-        }
+        static const gl_packed_kernel x16[] = {
+            { GL_LAYOUT_Q4_0X16, matmul_q4_0_x16_vnni_tuned, 1 },
+            { GL_LAYOUT_Q8_0X16, matmul_q8_0_x16_vnni_tuned, 1 },
+            { GL_LAYOUT_Q5_0X16, matmul_q5_0_x16_vnni_tuned, 1 },
+            { GL_LAYOUT_IQ4_NLX16, matmul_iq4_nl_x16_vnni_tuned, 1 },
+            { GL_LAYOUT_Q4_1X16, matmul_q4_1_x16_vnni_tuned, 1 },
+            { GL_LAYOUT_Q5_1X16, matmul_q5_1_x16_vnni_tuned, 1 },
+        };
+        if (!k->tune.ymm)
+            gl_kernels_set_packed(k, x16, sizeof x16 / sizeof x16[0]);
 #if GL_AVX512_KQUANTS
         legacy_init_vnni(k);
         kquants_low_init_vnni(k);
-        GL_AVX512_KQUANT_INIT(k, t); /* kquant.c */
+        GL_AVX512_KQUANT_INIT(k); /* kquant.c */
 #endif
     }
     k->matmul[GGUF_T_F32] = matmul_f32_mix;

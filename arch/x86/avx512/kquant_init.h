@@ -22,7 +22,7 @@
 #else
 #define GL_AVX512_KQUANT_INIT gl_avx512_kquant_init
 #endif
-void GL_AVX512_KQUANT_INIT(gl_kernels *k, int t);
+void GL_AVX512_KQUANT_INIT(gl_kernels *k);
 #endif
 
 #endif
