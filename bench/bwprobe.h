@@ -18,9 +18,14 @@
 
 /* A buffer for the probe or for benchmark weights, in transparent huge
  * pages as genloop's repacked weights are (src/hugemem.c): a roofline read
- * through 4 KiB pages would be lower than what the weights get. */
+ * through 4 KiB pages would be lower than what the weights get. Always
+ * 64-byte aligned. */
 static void *bw_alloc(size_t bytes)
 {
+    /* below a huge page gl_alloc_huge is malloc, 16-byte aligned: the
+     * probe's aligned 256-bit loads need lines */
+    if (bytes < (2u << 20))
+        return aligned_alloc(64, (bytes + 63) / 64 * 64);
     return gl_alloc_huge(bytes);
 }
 
