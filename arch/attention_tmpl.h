@@ -343,8 +343,9 @@ GL_ALWAYS_INLINE void accum_heads(const int kt, const int FULL, const int n, flo
 #endif
 
 /* While a block of AT_JB rows is accumulated, the next block's rows are
- * prefetched, a share before each of the block's len / AT_W passes (the
- * first pass reads the block from memory, the later ones from L1). */
+ * prefetched, a share before each of the block's passes, in proportion to
+ * the slices the pass takes (the first pass reads the block from memory,
+ * the later ones from L1). */
 GL_ALWAYS_INLINE void accum_g(const int kt, float *out, size_t os, const float *p, size_t ps,
                               int nq, const void *v, size_t rs, int nr, int e0, int len)
 {
