@@ -67,9 +67,9 @@ GL_ALWAYS_INLINE f8 fma8(f8 acc, f8 w, f8 x)
 #define FT_LINKAGE
 #include "arch/float_tmpl.h"
 
-DEF_FTILE(ftile_f32, ld_f32, ldp_f32)
-DEF_FTILE(ftile_f16, ld_f16, ldp_f16)
-DEF_FTILE(ftile_bf16, ld_bf16, ldp_bf16)
+DEF_FTILE(ftile_f32, ld_f32, ldp_f32, 4)
+DEF_FTILE(ftile_f16, ld_f16, ldp_f16, 2)
+DEF_FTILE(ftile_bf16, ld_bf16, ldp_bf16, 2)
 
 DEF_FMATMUL(gl_matmul_f32_neon, ftile_f32)
 DEF_FMATMUL(gl_matmul_f16_neon, ftile_f16)

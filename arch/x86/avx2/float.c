@@ -45,9 +45,9 @@ GL_ALWAYS_INLINE __m256 ldp_bf16(const void *p, int i, int m)
 #define FT_LINKAGE
 #include "arch/float_tmpl.h"
 
-DEF_FTILE(ftile_f32, ld_f32, ldp_f32)
-DEF_FTILE(ftile_f16, ld_f16, ldp_f16)
-DEF_FTILE(ftile_bf16, ld_bf16, ldp_bf16)
+DEF_FTILE(ftile_f32, ld_f32, ldp_f32, 4)
+DEF_FTILE(ftile_f16, ld_f16, ldp_f16, 2)
+DEF_FTILE(ftile_bf16, ld_bf16, ldp_bf16, 2)
 
 DEF_FMATMUL(gl_matmul_f32_avx2, ftile_f32)
 DEF_FMATMUL(gl_matmul_f16_avx2, ftile_f16)

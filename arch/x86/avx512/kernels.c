@@ -363,9 +363,9 @@ GL_ALWAYS_INLINE __m512 l5p_bf16(const void *p, int i, int m)
 #define FT_LINKAGE          static
 #include "arch/float_tmpl.h"
 
-DEF_FTILE(f5tile_f32, l5_f32, l5p_f32)
-DEF_FTILE(f5tile_f16, l5_f16, l5p_f16)
-DEF_FTILE(f5tile_bf16, l5_bf16, l5p_bf16)
+DEF_FTILE(f5tile_f32, l5_f32, l5p_f32, 4)
+DEF_FTILE(f5tile_f16, l5_f16, l5p_f16, 2)
+DEF_FTILE(f5tile_bf16, l5_bf16, l5p_bf16, 2)
 
 DEF_FMATMUL(matmul_f32_512, f5tile_f32)
 DEF_FMATMUL(matmul_f16_512, f5tile_f16)
