@@ -13,7 +13,9 @@
  * read back from the file, unchanged.
  *
  * Which matrices: every gl_weight that goes through gl_matmul3, i.e. the
- * layer matrices and the output matrix. The token embedding is read by row
+ * layer matrices and the output matrix; those without a packed layout here
+ * (F32 / F16 / BF16 above all) are copied into the arena row for row, the
+ * same bytes, for the huge pages. The token embedding is read by row
  * (dequant[type] of one row per token), so it keeps its GGUF layout; when
  * the output matrix is the embedding (tied), the output's copy is repacked
  * like any other and the embedding's file pages, dropped with it, come
@@ -31,7 +33,7 @@
 #include "model.h"
 #include "threadpool.h"
 
-enum { MAX_PACK = 16 * GL_MAX_LAYERS + 1, ARENA_ALIGN = 4096 };
+enum { MAX_PACK = 16 * GL_MAX_LAYERS + 1, ARENA_ALIGN = 4096, COPY_PIECE = 2 << 20 };
 
 /* the file pages wholly inside [p, p + n) leave this process */
 static void drop_pages(const void *p, size_t n)
@@ -47,6 +49,7 @@ typedef struct pack_job {
     const gl_kernels *k;
     gl_weight **ws;
     void **dst;
+    const bool *copy; /* [i]: a plain copy of matrix i, not a repack */
     int n;
 } pack_job;
 
@@ -57,11 +60,25 @@ static void pack_worker(void *arg, int ith, int nth)
     const pack_job *j = arg;
     for (int i = 0; i < j->n; i++) {
         const gl_weight *w = j->ws[i];
-        const int rows = j->k->repack[w->type].rows;
+        const int rows = j->copy[i] ? 1 : j->k->repack[w->type].rows;
         int g0, g1;
         gl_split_range((w->n_out + rows - 1) / rows, 1, ith, nth, &g0, &g1);
         if (g0 >= g1)
             continue;
+        if (j->copy[i]) {
+            /* in pieces, each dropped as soon as it is copied: a tied
+             * output (a quarter of a small model) would otherwise be
+             * resident twice at once */
+            const char *src = (const char *)w->data + (size_t)g0 * w->row_bytes;
+            char *to = (char *)j->dst[i] + (size_t)g0 * w->row_bytes;
+            const size_t len = (size_t)(g1 - g0) * w->row_bytes;
+            for (size_t o = 0; o < len; o += COPY_PIECE) {
+                const size_t n = len - o < COPY_PIECE ? len - o : COPY_PIECE;
+                memcpy(to + o, src + o, n);
+                drop_pages(src + o, n);
+            }
+            continue;
+        }
         j->k->repack[w->type].fn(j->dst[i], w->data, w->row_bytes, w->n_in, w->n_out, g0, g1);
         /* this thread's source rows are done with: drop them now, so the
          * file and its copy are never both resident */
@@ -79,6 +96,23 @@ static bool packable(const gl_model *m, const gl_weight *w, bool all)
            w->n_out > 0;
 }
 
+/* A matrix the products read in its GGUF rows (float types, and any type
+ * without a packed layout here) still streams every token: it moves into
+ * the arena as it is, for the huge pages alone. Read through the file's
+ * 4 KiB pages, F16 and F32 decode ran at a fraction of the bandwidth on a
+ * Zen 5 VM (bench/RESULTS.md, 2026-12-05). */
+static bool copyable(const gl_weight *w)
+{
+    return w->data && w->layout == GL_LAYOUT_PLAIN && w->type < GGUF_T_COUNT && w->n_out > 0;
+}
+
+/* w's bytes in the arena: whole row groups of its layout, or its rows */
+static size_t arena_bytes(const gl_model *m, const gl_weight *w, bool copy)
+{
+    const size_t rows = copy ? 1 : (size_t)m->k.repack[w->type].rows;
+    return ((size_t)w->n_out + rows - 1) / rows * rows * w->row_bytes;
+}
+
 gl_status gl_model_repack(gl_model *m, gl_error *err)
 {
     /* GENLOOP_REPACK=0: never (A/B measurements); =all: also where only
@@ -90,16 +124,20 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
 
     gl_weight **ws = malloc(MAX_PACK * sizeof *ws);
     void **dst = malloc(MAX_PACK * sizeof *dst);
-    if (!ws || !dst) {
+    bool *copy = malloc(MAX_PACK * sizeof *copy);
+    if (!ws || !dst || !copy) {
         free(ws);
         free(dst);
+        free(copy);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory");
     }
     int nw = 0;
 #define ADD(x)                                                                                     \
     do {                                                                                           \
-        if (nw < MAX_PACK && packable(m, &(x), all))                                               \
+        if (nw < MAX_PACK && (packable(m, &(x), all) || copyable(&(x)))) {                         \
+            copy[nw] = !packable(m, &(x), all);                                                    \
             ws[nw++] = &(x);                                                                       \
+        }                                                                                          \
     } while (0)
     for (int l = 0; m->layers && l < m->cfg.n_layers; l++) {
         gl_layer *L = &m->layers[l];
@@ -120,55 +158,45 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
     }
     ADD(m->output);
 #undef ADD
-    if (nw == 0) {
-        free(ws);
-        free(dst);
-        return GL_OK;
-    }
-
-    size_t total = 0;
+    size_t total = 0, packed = 0, copied = 0;
     for (int i = 0; i < nw; i++) {
-        const gl_weight *w = ws[i];
-        const int rows = m->k.repack[w->type].rows;
-        total += (size_t)(w->n_out + rows - 1) / (size_t)rows * rows * w->row_bytes;
-        total = (total + 63) / 64 * 64;
+        total = (total + arena_bytes(m, ws[i], copy[i]) + 63) / 64 * 64;
+        *(copy[i] ? &copied : &packed) += arena_bytes(m, ws[i], copy[i]);
     }
-    const size_t cap = (total + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-    void *arena = gl_alloc_huge(cap);
-    if (!arena) {
-        free(ws);
-        free(dst);
-        return gl_fail(err, GL_ERR_NOMEM, "out of memory repacking weights (%zu MB)", total >> 20);
-    }
+    void *arena = NULL;
     gl_threadpool *pool = NULL;
-    gl_status st = gl_threadpool_create(&pool, gl_physical_cores(), err);
-    if (st) {
-        free(arena);
-        free(ws);
-        free(dst);
-        return st;
+    gl_status st = GL_OK;
+    if (nw > 0) {
+        const size_t cap = (total + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+        if (!(arena = gl_alloc_huge(cap)))
+            st =
+                gl_fail(err, GL_ERR_NOMEM, "out of memory repacking weights (%zu MB)", total >> 20);
+        else if ((st = gl_threadpool_create(&pool, gl_physical_cores(), err)) != GL_OK)
+            free(arena);
     }
-    size_t off = 0;
-    for (int i = 0; i < nw; i++) {
-        const gl_weight *w = ws[i];
-        const int rows = m->k.repack[w->type].rows;
-        dst[i] = (char *)arena + off;
-        off += (size_t)(w->n_out + rows - 1) / (size_t)rows * rows * w->row_bytes;
-        off = (off + 63) / 64 * 64;
-    }
-    pack_job j = { .k = &m->k, .ws = ws, .dst = dst, .n = nw };
-    gl_threadpool_run(pool, pack_worker, &j);
-    gl_threadpool_free(pool);
-    for (int i = 0; i < nw; i++) {
-        gl_weight *w = ws[i];
-        drop_pages(w->data, w->row_bytes * (size_t)w->n_out); /* pages split between threads */
-        w->data = dst[i];
-        w->group_bytes = (size_t)m->k.repack[w->type].rows * w->row_bytes;
-        w->layout = m->k.repack[w->type].layout;
+    if (nw > 0 && st == GL_OK) {
+        for (size_t i = 0, off = 0; i < (size_t)nw; i++) {
+            dst[i] = (char *)arena + off;
+            off = (off + arena_bytes(m, ws[i], copy[i]) + 63) / 64 * 64;
+        }
+        pack_job j = { .k = &m->k, .ws = ws, .dst = dst, .copy = copy, .n = nw };
+        gl_threadpool_run(pool, pack_worker, &j);
+        gl_threadpool_free(pool);
+        for (int i = 0; i < nw; i++) {
+            gl_weight *w = ws[i];
+            drop_pages(w->data, w->row_bytes * (size_t)w->n_out); /* pages split between threads */
+            w->data = dst[i];
+            if (!copy[i]) {
+                w->group_bytes = (size_t)m->k.repack[w->type].rows * w->row_bytes;
+                w->layout = m->k.repack[w->type].layout;
+            }
+        }
+        m->repack_arena = arena;
+        m->repack_bytes = packed;
+        m->copied_bytes = copied;
     }
     free(ws);
     free(dst);
-    m->repack_arena = arena;
-    m->repack_bytes = total;
-    return GL_OK;
+    free(copy);
+    return st;
 }

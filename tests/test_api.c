@@ -417,6 +417,41 @@ Test(api, repack_from_the_environment)
     unsetenv("GENLOOP_REPACK");
 }
 
+/* F32 matrices (no packed layout) move into the arena as they are, for the
+ * huge pages: the same bytes, so the same logits as read from the file
+ * (GENLOOP_REPACK=0), and nothing counted as repacked. */
+Test(api, float_matrices_copied_bit_for_bit)
+{
+    const int32_t ids[8] = { 1, 403, 407, 261, 378, 432, 383, 286 };
+    float *lg[2] = { NULL, NULL };
+    for (int k = 0; k < 2; k++) {
+        if (k)
+            setenv("GENLOOP_REPACK", "0", 1);
+        else
+            unsetenv("GENLOOP_REPACK");
+        gl_model *m = load("stories260K", NULL);
+        const int V = gl_model_n_vocab(m);
+        if (k == 0) {
+            cr_expect_gt(m->copied_bytes, 0, "no F32 matrix copied");
+            cr_expect_eq(m->repack_bytes, 0, "an F32 matrix counted as repacked");
+        } else {
+            cr_expect_eq(m->copied_bytes, 0, "GENLOOP_REPACK=0 copied");
+        }
+        gl_ctx *c = make_ctx(m, 1, 32);
+        lg[k] = malloc(sizeof *lg[k] * (size_t)V * 8);
+        gl_error err;
+        cr_assert_eq(gl_ctx_eval(c, ids, 8, lg[k], true, &err), GL_OK, "%s", err.msg);
+        if (k)
+            cr_expect_eq(memcmp(lg[0], lg[1], sizeof *lg[0] * (size_t)V * 8), 0,
+                         "copied F32 matrices changed the logits");
+        gl_ctx_free(c);
+        gl_model_free(m);
+    }
+    free(lg[0]);
+    free(lg[1]);
+    unsetenv("GENLOOP_REPACK");
+}
+
 /* ---- CLI features ------------------------------------------------------- */
 
 Test(api, cli_no_echo_and_cache_type)
