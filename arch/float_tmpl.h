@@ -25,13 +25,21 @@
 #ifndef GENLOOP_ARCH_FLOAT_TMPL_H
 #define GENLOOP_ARCH_FLOAT_TMPL_H
 
-#define FT_R 4 /* rows per tile of FT_C columns */
-#define FT_C 2 /* columns per tile */
+/* A tile of several columns (prefill, batches) is FT_R rows x FT_C columns,
+ * FT_R FT_C accumulators; a backend with registers to spare sets both
+ * before including this file (AVX-512: 8 x 3) */
+#ifndef FT_R
+#define FT_R 4
+#endif
+#ifndef FT_C
+#define FT_C 2
+#endif
 /* Rows per tile of one column (decode, scores): each row's dot is one
  * chain of dependent FMAs, and 8 chains keep the FMA units busy where 4
  * left them waiting (Qwen2.5-0.5B shape in F16, 1 thread, Zen 5: 23-24
  * tok/s with 4 rows, 24-28 with 8, 25-27 with 16) */
 #define FT_R1 8
+_Static_assert(FT_R <= FT_R1, "a tile's row pointers and outputs are sized by FT_R1");
 
 /* Decode streams a tile's rows from memory: R rows, each a short stream
  * that the next tile follows in memory (rows are contiguous). Rows of at
@@ -42,6 +50,13 @@
  * tile's). Shorter rows are cache-resident (stories260K's 256 B). */
 #ifndef FT_PF_MIN
 #define FT_PF_MIN 1024
+#endif
+/* Batches of up to FT_PF_NB columns (batched decode) prefetch in their
+ * first column tile: F16 batch 2 / 4 / 8, 1 thread, 31 / 50-56 / 79-81 ->
+ * 43-46 / 70-71 / 94-115 tok/s. Prefill does not (it reads its rows many
+ * times and computes: 177-187 -> 144-178 tok/s at 64 tokens with it). */
+#ifndef FT_PF_NB
+#define FT_PF_NB 8
 #endif
 
 /* out[c][k] = dot(row k, column c) for k < m <= R (rows past m repeat row
@@ -100,14 +115,25 @@
                 float out[FT_C][FT_R1];                                                            \
                 for (int c = 0; c < nc; c++)                                                       \
                     xs[c] = (const float *)((const char *)x + (size_t)(c0 + c) * x_stride);        \
-                if (nb == 1 && w_row_bytes >= FT_PF_MIN)                                           \
+                /* a batch's first column tile streams the rows: it prefetches */                  \
+                const int pf = c0 == 0 && nb <= FT_PF_NB && w_row_bytes >= FT_PF_MIN;              \
+                if (nb == 1 && pf)                                                                 \
                     TILE(wt, w_row_bytes, m, xs, out, n, FT_R1, 1, 1);                             \
                 else if (nb == 1)                                                                  \
                     TILE(wt, w_row_bytes, m, xs, out, n, FT_R1, 1, 0);                             \
+                else if (nc == FT_C && pf)                                                         \
+                    TILE(wt, w_row_bytes, m, xs, out, n, FT_R, FT_C, 1);                           \
                 else if (nc == FT_C)                                                               \
                     TILE(wt, w_row_bytes, m, xs, out, n, FT_R, FT_C, 0);                           \
-                else                                                                               \
-                    TILE(wt, w_row_bytes, m, xs, out, n, FT_R, 1, 0);                              \
+                else { /* the last columns (fewer than FT_C): two, then one at a time */           \
+                    int c = 0;                                                                     \
+                    if (nc >= 2 && FT_C > 2) {                                                     \
+                        TILE(wt, w_row_bytes, m, xs, out, n, FT_R, FT_C > 2 ? 2 : 1, pf);          \
+                        c = 2;                                                                     \
+                    }                                                                              \
+                    for (; c < nc; c++)                                                            \
+                        TILE(wt, w_row_bytes, m, xs + c, out + c, n, FT_R, 1, pf && c == 0);       \
+                }                                                                                  \
                 for (int c = 0; c < nc; c++)                                                       \
                     for (int k = 0; k < m; k++)                                                    \
                         y[(size_t)(c0 + c) * y_stride + r + k] = out[c][k];                        \
@@ -120,7 +146,7 @@
 #define DEF_FSCORES(NAME, TILE)                                                                    \
     FT_LINKAGE GL_DECL_ATTN_SCORES_FN(NAME)                                                        \
     {                                                                                              \
-        const float *xs[FT_C] = { q, q };                                                          \
+        const float *xs[FT_C] = { q };                                                             \
         for (int j = 0; j < n_keys; j += FT_R1) {                                                  \
             const int m = n_keys - j < FT_R1 ? n_keys - j : FT_R1;                                 \
             float out[FT_C][FT_R1];                                                                \
