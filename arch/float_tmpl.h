@@ -128,7 +128,7 @@ _Static_assert(FT_R <= FT_R1, "a tile's row pointers and outputs are sized by FT
                 else { /* the last columns (fewer than FT_C): two, then one at a time */           \
                     int c = 0;                                                                     \
                     if (nc >= 2 && FT_C > 2) {                                                     \
-                        TILE(wt, w_row_bytes, m, xs, out, n, FT_R, FT_C > 2 ? 2 : 1, pf);          \
+                        TILE(wt, w_row_bytes, m, xs, out, n, FT_R, 2, pf);                         \
                         c = 2;                                                                     \
                     }                                                                              \
                     for (; c < nc; c++)                                                            \

@@ -134,8 +134,9 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
     int nw = 0;
 #define ADD(x)                                                                                     \
     do {                                                                                           \
-        if (nw < MAX_PACK && (packable(m, &(x), all) || copyable(&(x)))) {                         \
-            copy[nw] = !packable(m, &(x), all);                                                    \
+        const bool pk = packable(m, &(x), all);                                                    \
+        if (nw < MAX_PACK && (pk || copyable(&(x)))) {                                             \
+            copy[nw] = !pk;                                                                        \
             ws[nw++] = &(x);                                                                       \
         }                                                                                          \
     } while (0)
@@ -160,8 +161,12 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
 #undef ADD
     size_t total = 0, packed = 0, copied = 0;
     for (int i = 0; i < nw; i++) {
-        total = (total + arena_bytes(m, ws[i], copy[i]) + 63) / 64 * 64;
-        *(copy[i] ? &copied : &packed) += arena_bytes(m, ws[i], copy[i]);
+        const size_t bytes = arena_bytes(m, ws[i], copy[i]);
+        total = (total + bytes + 63) / 64 * 64;
+        if (copy[i])
+            copied += bytes;
+        else
+            packed += bytes;
     }
     void *arena = NULL;
     gl_threadpool *pool = NULL;
