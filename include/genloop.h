@@ -134,6 +134,11 @@ GL_API bool gl_model_is_eog(const gl_model *m, int32_t id);
  * which the default split rules are used), or NULL. Front ends print it. */
 GL_API const char *gl_model_tokenizer_warning(const gl_model *m);
 
+/* What loading left slower than it could be (e.g. too little memory for
+ * the weights' repacked layouts, so they are read as the file stores them:
+ * same results, slower), or NULL. Front ends print it. */
+GL_API const char *gl_model_load_warning(const gl_model *m);
+
 /* The GGUF string value of key (e.g. "tokenizer.chat_template") copied to
  * out (cap bytes, NUL-terminated, may be NULL to ask the length); returns
  * its length, or -1 when the key is missing or not a string. */

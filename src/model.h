@@ -115,10 +115,11 @@ struct gl_model {
     struct gl_tokenizer *tok;
     gl_forward_fn forward;
     gl_kernels k;
-    uint32_t act_mask;   /* 1 << enum gl_act of every bound weight's activation format */
-    void *repack_arena;  /* owned: every repacked or copied matrix (src/repack.c) */
-    size_t repack_bytes; /* of those repacked into a kernel layout */
-    size_t copied_bytes; /* of those copied as they are (huge pages only) */
+    uint32_t act_mask;      /* 1 << enum gl_act of every bound weight's activation format */
+    void *repack_arena;     /* owned: every repacked or copied matrix (src/repack.c) */
+    size_t repack_bytes;    /* of those repacked into a kernel layout */
+    size_t copied_bytes;    /* of those copied as they are (huge pages only) */
+    char load_warning[200]; /* "" or what loading left slower than it could (repack.c) */
 };
 
 /* Loading helpers shared by the architectures (src/model.c). */

@@ -49,6 +49,11 @@ const char *gl_model_tokenizer_warning(const gl_model *m)
     return m ? gl_tokenizer_warning(m->tok) : NULL;
 }
 
+const char *gl_model_load_warning(const gl_model *m)
+{
+    return m && m->load_warning[0] ? m->load_warning : NULL;
+}
+
 int gl_tokenize_ex(const gl_model *m, const char *text, size_t len, unsigned flags, int32_t *out,
                    int cap, gl_error *err)
 {

@@ -23,6 +23,7 @@
  * the file's). Before, the tied product ran on the plain-row kernel: on a
  * 150k-256k vocabulary (Qwen2.5, Llama 3.2, Gemma 2) that one matrix is a
  * fifth to a quarter of the bytes per token, at the plain kernel's speed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -113,6 +114,60 @@ static size_t arena_bytes(const gl_model *m, const gl_weight *w, bool copy)
     return ((size_t)w->n_out + rows - 1) / rows * rows * w->row_bytes;
 }
 
+/* The arena's bytes for ws[0 .. n): each matrix 64-byte aligned. */
+static size_t arena_total(const gl_model *m, gl_weight *const *ws, const bool *copy, int n,
+                          size_t *packed, size_t *copied)
+{
+    size_t total = 0;
+    *packed = *copied = 0;
+    for (int i = 0; i < n; i++) {
+        const size_t bytes = arena_bytes(m, ws[i], copy[i]);
+        total = (total + bytes + 63) / 64 * 64;
+        *(copy[i] ? copied : packed) += bytes;
+    }
+    return (total + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+}
+
+/* The arena for the *n matrices of ws, or, short of memory, for fewer:
+ * the copies are for speed alone (the file mapping holds the same bytes),
+ * so they go first, then the repacked layouts (every type's plain-row
+ * kernels read the file's rows and give the same results, only slower).
+ * Either step leaves m->load_warning saying so; NULL with *n = 0: the
+ * model runs from its mapping. A machine short of memory (a strict
+ * overcommit policy, ulimit -v) thus still runs any model it can map. */
+static void *alloc_arena(gl_model *m, gl_weight **ws, bool *copy, int *n, size_t *packed,
+                         size_t *copied)
+{
+    if (*n == 0)
+        return NULL;
+    const size_t want = arena_total(m, ws, copy, *n, packed, copied);
+    void *arena = gl_alloc_huge(want);
+    if (arena)
+        return arena;
+    const size_t want_copied = *copied;
+    int k = 0;
+    for (int i = 0; i < *n; i++)
+        if (!copy[i])
+            ws[k++] = ws[i];
+    memset(copy, 0, (size_t)*n * sizeof *copy);
+    *n = k;
+    if (want_copied > 0 && k > 0 &&
+        (arena = gl_alloc_huge(arena_total(m, ws, copy, k, packed, copied)))) {
+        snprintf(m->load_warning, sizeof m->load_warning,
+                 "not enough memory to copy %zu MB of matrices without a packed layout (float "
+                 "types) into huge pages: they are read from the file mapping, decode is slower",
+                 want_copied >> 20);
+        return arena;
+    }
+    snprintf(m->load_warning, sizeof m->load_warning,
+             "not enough memory (%zu MB) for the weights' fast layouts: they are read as the "
+             "file stores them, decode and prefill are slower",
+             want >> 20);
+    *n = 0;
+    *packed = *copied = 0;
+    return NULL;
+}
+
 gl_status gl_model_repack(gl_model *m, gl_error *err)
 {
     /* GENLOOP_REPACK=0: never (A/B measurements); =all: also where only
@@ -159,34 +214,22 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
     }
     ADD(m->output);
 #undef ADD
-    size_t total = 0, packed = 0, copied = 0;
-    for (int i = 0; i < nw; i++) {
-        const size_t bytes = arena_bytes(m, ws[i], copy[i]);
-        total = (total + bytes + 63) / 64 * 64;
-        if (copy[i])
-            copied += bytes;
-        else
-            packed += bytes;
-    }
-    void *arena = NULL;
-    gl_threadpool *pool = NULL;
-    gl_status st = GL_OK;
-    if (nw > 0) {
-        const size_t cap = (total + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-        if (!(arena = gl_alloc_huge(cap)))
-            st =
-                gl_fail(err, GL_ERR_NOMEM, "out of memory repacking weights (%zu MB)", total >> 20);
-        else if ((st = gl_threadpool_create(&pool, gl_physical_cores(), err)) != GL_OK)
-            free(arena);
-    }
-    if (nw > 0 && st == GL_OK) {
+    size_t packed = 0, copied = 0;
+    void *arena = alloc_arena(m, ws, copy, &nw, &packed, &copied);
+    if (arena) {
         for (size_t i = 0, off = 0; i < (size_t)nw; i++) {
             dst[i] = (char *)arena + off;
             off = (off + arena_bytes(m, ws[i], copy[i]) + 63) / 64 * 64;
         }
         pack_job j = { .k = &m->k, .ws = ws, .dst = dst, .copy = copy, .n = nw };
-        gl_threadpool_run(pool, pack_worker, &j);
-        gl_threadpool_free(pool);
+        /* without the threads (short of memory for their stacks) too */
+        gl_threadpool *pool = NULL;
+        if (gl_threadpool_create(&pool, gl_physical_cores(), NULL) == GL_OK) {
+            gl_threadpool_run(pool, pack_worker, &j);
+            gl_threadpool_free(pool);
+        } else {
+            pack_worker(&j, 0, 1);
+        }
         for (int i = 0; i < nw; i++) {
             gl_weight *w = ws[i];
             drop_pages(w->data, w->row_bytes * (size_t)w->n_out); /* pages split between threads */
@@ -203,5 +246,5 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
     free(ws);
     free(dst);
     free(copy);
-    return st;
+    return GL_OK;
 }

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -450,6 +452,98 @@ Test(api, float_matrices_copied_bit_for_bit)
     free(lg[0]);
     free(lg[1]);
     unsetenv("GENLOOP_REPACK");
+}
+
+/* Under AddressSanitizer a failed allocation returns NULL, as libc's
+ * does, instead of ending the process: short_of_memory_runs_from_the_mapping
+ * tests what the library does then. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+#endif
+
+/* The address space this process maps now, in bytes (0: unknown). */
+static size_t mapped_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    size_t kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %zu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb << 10;
+}
+
+/* Short of memory for the arena of repacked and copied matrices (here an
+ * address-space limit with room for the file's mapping but not for a copy
+ * of its matrices), a model still loads: its matrices are read from the
+ * mapping, the load warning says so, and the logits are the same. */
+Test(api, short_of_memory_runs_from_the_mapping)
+{
+    const char *types[] = { "f32", "q8_0" };
+    const int32_t ids[8] = { 1, 5, 17, 200, 42, 7, 99, 250 };
+    for (int t = 0; t < 2; t++) {
+        char path[96], cmd[512];
+        snprintf(path, sizeof path, "/tmp/gl_api_short_%s_%ld.gguf", types[t], (long)getpid());
+        /* ~130 MB as F32, ~34 MB as Q8_0, nearly all in products */
+        snprintf(cmd, sizeof cmd,
+                 "%s synth --shape custom --dim 1024 --layers 2 --heads 8 --kv-heads 8 "
+                 "--ffn 4096 --vocab 300 --ctx 64 --type %s -o %s",
+                 cli_bin(), types[t], path);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        struct stat sb;
+        cr_assert_eq(stat(path, &sb), 0);
+        float *lg[2];
+        for (int k = 0; k < 2; k++) {
+            struct rlimit was;
+            cr_assert_eq(getrlimit(RLIMIT_AS, &was), 0);
+            if (k) {
+                /* 24 MB beyond the mapping: less than either arena */
+                struct rlimit lim = was;
+                lim.rlim_cur = mapped_bytes() + (size_t)sb.st_size + (24u << 20);
+                cr_assert_gt(lim.rlim_cur, (size_t)sb.st_size);
+                cr_assert_eq(setrlimit(RLIMIT_AS, &lim), 0);
+            }
+            gl_model *m;
+            gl_error err;
+            const gl_status st = gl_model_load(&m, path, NULL, &err);
+            setrlimit(RLIMIT_AS, &was);
+            cr_assert_eq(st, GL_OK, "%s (limited: %d): %s", types[t], k, err.msg);
+            const char *w = gl_model_load_warning(m);
+            if (k) {
+                cr_expect(w && strstr(w, "not enough memory"), "%s: warning %s", types[t],
+                          w ? w : "(none)");
+                cr_expect_eq(m->repack_bytes + m->copied_bytes, 0, "%s: arena used", types[t]);
+            } else {
+                cr_expect(!w, "%s: %s", types[t], w);
+                cr_expect_gt(m->repack_bytes + m->copied_bytes, 0, "%s: no arena", types[t]);
+            }
+            const int V = gl_model_n_vocab(m);
+            gl_ctx *c = make_ctx(m, 1, 32);
+            lg[k] = malloc(sizeof *lg[k] * (size_t)V * 8);
+            cr_assert_eq(gl_ctx_eval(c, ids, 8, lg[k], true, &err), GL_OK, "%s", err.msg);
+            if (k)
+                cr_expect_eq(memcmp(lg[0], lg[1], sizeof *lg[0] * (size_t)V * 8), 0,
+                             "%s: the mapping's logits differ from the arena's", types[t]);
+            gl_ctx_free(c);
+            gl_model_free(m);
+        }
+        free(lg[0]);
+        free(lg[1]);
+        unlink(path);
+    }
 }
 
 /* ---- CLI features ------------------------------------------------------- */

@@ -201,6 +201,7 @@ int cmd_batch(int argc, char **argv)
         rc = EXIT_RUNTIME;
         goto done;
     }
+    cli_model_warnings(m);
     gl_engine_params ep = gl_engine_default_params();
     ep.max_seqs = (int)max_batch;
     ep.n_ctx = (int)n_ctx;

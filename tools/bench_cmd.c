@@ -704,6 +704,7 @@ int cmd_bench(int argc, char **argv)
             rc = EXIT_RUNTIME;
             break;
         }
+        cli_model_warnings(m);
         const double load_ms = (now_s() - t_load) * 1e3;
         gl_model_info info;
         gl_model_get_info(m, &info);

@@ -753,9 +753,7 @@ int cmd_chat(int argc, char **argv)
         cli_error("%s", err.msg);
         return EXIT_RUNTIME;
     }
-    const char *warn = gl_model_tokenizer_warning(ch.m);
-    if (warn)
-        fprintf(stderr, "genloop: warning: %s\n", warn);
+    cli_model_warnings(ch.m);
     gl_model_info mi;
     gl_model_get_info(ch.m, &mi);
     ch.add_bos = mi.add_bos;

@@ -17,6 +17,11 @@ bool cli_u64(const char *flag, const char *s, uint64_t *out);
 /* Prints "genloop: error: ..." to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Prints a loaded model's warnings (tokenizer, load) as "genloop: warning:
+ * ..." to stderr. */
+struct gl_model;
+void cli_model_warnings(const struct gl_model *m);
+
 /* Writes s as a JSON string literal (quotes included). Invalid UTF-8 bytes
  * become U+FFFD so the output is always valid JSON. */
 void json_write_str(FILE *f, const char *s, size_t len);

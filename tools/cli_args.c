@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "genloop.h"
 
 void cli_error(const char *fmt, ...)
 {
@@ -14,6 +15,14 @@ void cli_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+void cli_model_warnings(const gl_model *m)
+{
+    const char *w[2] = { gl_model_tokenizer_warning(m), gl_model_load_warning(m) };
+    for (int i = 0; i < 2; i++)
+        if (w[i])
+            fprintf(stderr, "genloop: warning: %s\n", w[i]);
 }
 
 bool cli_int(const char *flag, const char *s, long long lo, long long hi, long long *out)

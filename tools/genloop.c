@@ -218,9 +218,7 @@ static int load_model(const opts *o, bool vocab_only, gl_model **m)
         cli_error("%s", err.msg);
         return EXIT_RUNTIME;
     }
-    const char *warn = gl_model_tokenizer_warning(*m);
-    if (warn)
-        fprintf(stderr, "genloop: warning: %s\n", warn);
+    cli_model_warnings(*m);
     return 0;
 }
 

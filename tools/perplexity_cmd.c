@@ -467,6 +467,7 @@ static int setup(ppl_run *r, gl_error *err, int *rc)
     mp.backend = o->backend;
     if (gl_model_load(&r->m, o->model, &mp, err))
         return -1;
+    cli_model_warnings(r->m);
     gl_model_get_info(r->m, &r->mi);
     r->V = r->mi.n_vocab;
     if (o->kld_in) {

@@ -155,6 +155,7 @@ static void *load_thread(void *arg)
         atomic_store(&s->state, -1);
         return NULL;
     }
+    cli_model_warnings(s->m);
     gl_model_info mi;
     gl_model_get_info(s->m, &mi);
     /* -c, else the model's context capped at 4096: every slot holds a whole
