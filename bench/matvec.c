@@ -7,7 +7,8 @@
  *   "hot":  one copy, read again and again (cache-resident if it fits).
  *   matvec [--mb SIZE] [-t THREADS] [--backend NAME] [--type T[,T...]]
  *          [--tune NAME[,NAME...]|all] [--rounds R] [--shape NxROWS ...]
- * (default types q4_0,q8_0; "all": every quantized type a backend runs).
+ * (default types q4_0,q8_0; "all": every type a backend runs, f16, bf16 and
+ * f32 included).
  * --tune compares decode tunes (src/tune.h; default: the one this CPU
  * gets; "all": every preset with 512- and 256-bit products): each round
  * times every tune once, the best of --rounds (default 3) counts.
@@ -64,6 +65,10 @@ static const struct {
     { GGUF_T_Q5_K, "q5_K", 256, 0, 2, sizeof(block_q5_K) },
     { GGUF_T_Q6_K, "q6_K", 256, 208, -1, sizeof(block_q6_K) },
     { GGUF_T_IQ4_XS, "iq4_xs", 256, 0, -1, sizeof(block_iq4_xs) },
+    /* float rows (doff -1): every element made a normal number near 1 */
+    { GGUF_T_F16, "f16", 1, -1, -1, 2 },
+    { GGUF_T_BF16, "bf16", 1, -1, -1, 2 },
+    { GGUF_T_F32, "f32", 1, -1, -1, 4 },
 };
 enum { MV_NTYPES = sizeof mv_types / sizeof mv_types[0] };
 
@@ -96,6 +101,28 @@ static const char *layout_name(int ti, int layout)
     case GL_LAYOUT_Q5_KX8: return "q5_Kx8";
     default: return mv_types[ti].name;
     }
+}
+
+/* The random bits of a float matrix made normal numbers in [0.5, 2) with
+ * either sign, in place: no NaN, infinity or subnormal (which some cores
+ * take slow paths for) in what is timed. */
+static void normal_floats(unsigned char *p, size_t bytes, int type)
+{
+    if (type == GGUF_T_F32)
+        for (size_t i = 0; i + 4 <= bytes; i += 4) {
+            uint32_t v;
+            memcpy(&v, p + i, 4);
+            v = (v & 0x80ffffffu) | 0x3f000000u;
+            memcpy(p + i, &v, 4);
+        }
+    else
+        for (size_t i = 0; i + 2 <= bytes; i += 2) {
+            uint16_t v;
+            memcpy(&v, p + i, 2);
+            v = type == GGUF_T_F16 ? (uint16_t)((v & 0x87ffu) | 0x3800u)
+                                   : (uint16_t)((v & 0x80ffu) | 0x3f00u);
+            memcpy(p + i, &v, 2);
+        }
 }
 
 /* is type ti in the comma-separated list (NULL: q4_0 and q8_0) */
@@ -276,7 +303,10 @@ int main(int argc, char **argv)
                     const size_t wbytes = wrb * (size_t)rows;
                     const size_t ncopies = arena / wbytes;
                     const uint16_t d = 0x2000;
-                    for (size_t c = 0; c < ncopies; c++) /* sane scales in every block */
+                    if (mv_types[tix].doff < 0)
+                        normal_floats(buf, ncopies * wbytes, type);
+                    for (size_t c = 0; c < ncopies && mv_types[tix].doff >= 0; c++)
+                        /* sane scales in every block */
                         for (size_t b = 0; b < wbytes / bsz; b++) {
                             memcpy(buf + c * wbytes + b * bsz + mv_types[tix].doff, &d, 2);
                             if (mv_types[tix].moff >= 0)
@@ -290,7 +320,10 @@ int main(int argc, char **argv)
                         return 1;
                     for (int i = 0; i < n; i++) /* finite activations */
                         xf[i] = (float)((i * 37) % 101 - 50) * 0.01f;
-                    k0->quantize_act[act](xf, x, n);
+                    if (k0->quantize_act[act])
+                        k0->quantize_act[act](xf, x, n);
+                    else /* float rows take the activations as they are */
+                        memcpy(x, xf, (size_t)n * sizeof(float));
                     free(xf);
                     n_pbufs = 0;
                     for (int c = 0; c < n_cfg; c++) {
