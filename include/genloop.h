@@ -97,6 +97,10 @@ typedef struct gl_model_info {
     bool add_bos;      /* prompts start with BOS, as the vocabulary asks */
     int n_pos_learned; /* learned absolute positions (gpt2's position_embd
                         * rows): no position may reach it. 0: none (RoPE) */
+    /* weight bytes moved at load into owned huge-page memory: repacked into
+     * the kernels' layouts, or copied as stored; the rest is read from the
+     * file mapping (see gl_model_load_warning when short of memory) */
+    uint64_t repacked_bytes, copied_bytes;
 } gl_model_info;
 
 GL_API void gl_model_get_info(const gl_model *m, gl_model_info *info);

@@ -240,6 +240,8 @@ void gl_model_get_info(const gl_model *m, gl_model_info *info)
     info->eos_id = gl_tokenizer_eos(m->tok);
     info->add_bos = gl_tokenizer_add_bos(m->tok);
     info->n_pos_learned = c->n_pos_learned;
+    info->repacked_bytes = m->repack_bytes;
+    info->copied_bytes = m->copied_bytes;
 }
 
 uint64_t gl_model_kv_bytes(const gl_model *m, int n_ctx)

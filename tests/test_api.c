@@ -522,6 +522,10 @@ Test(api, short_of_memory_runs_from_the_mapping)
             setrlimit(RLIMIT_AS, &was);
             cr_assert_eq(st, GL_OK, "%s (limited: %d): %s", types[t], k, err.msg);
             const char *w = gl_model_load_warning(m);
+            gl_model_info mi;
+            gl_model_get_info(m, &mi);
+            cr_expect(mi.repacked_bytes == m->repack_bytes && mi.copied_bytes == m->copied_bytes,
+                      "%s: gl_model_info's arena bytes", types[t]);
             if (k) {
                 cr_expect(w && strstr(w, "not enough memory"), "%s: warning %s", types[t],
                           w ? w : "(none)");

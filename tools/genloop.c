@@ -718,8 +718,10 @@ static int cmd_info(int argc, char **argv)
             if (mi.type_counts[t])
                 printf(" %s x%llu (%llu bytes)", gl_type_name(t),
                        (unsigned long long)mi.type_counts[t], (unsigned long long)mi.type_bytes[t]);
-        printf("\n  memory: weights %llu bytes (mapped), KV cache %llu bytes at context %d\n",
-               (unsigned long long)mi.weight_bytes,
+        printf("\n  memory: weights %llu bytes (%llu repacked, %llu copied into huge pages, the "
+               "rest mapped), KV cache %llu bytes at context %d\n",
+               (unsigned long long)mi.weight_bytes, (unsigned long long)mi.repacked_bytes,
+               (unsigned long long)mi.copied_bytes,
                (unsigned long long)gl_model_kv_bytes(m, mi.n_ctx_train), mi.n_ctx_train);
     } else {
         printf("  vocabulary only (no weights)\n");
