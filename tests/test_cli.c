@@ -233,6 +233,13 @@ Test(cli, info)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "architecture: llama"), "%s", r.out);
     cr_expect(strstr(r.out, "Q4_0"), "%s", r.out);
+    /* where the weights live: every product matrix in the huge-page arena */
+    unsigned long long all = 0, repacked = 0, copied = 0;
+    const char *mem = strstr(r.out, "memory: weights ");
+    cr_assert(mem && sscanf(mem, "memory: weights %llu bytes (%llu repacked, %llu copied", &all,
+                            &repacked, &copied) == 3,
+              "%s", r.out);
+    cr_expect(repacked + copied > 0 && repacked + copied <= all, "%s", mem);
     RUN(&r, NULL, "info", model("../tokenizers/ggml-vocab-llama-spm.gguf"));
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "vocabulary only"), "%s", r.out);
