@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bench_weights.h"
 #include "bwprobe.h"
 #include "genloop.h"
 #include "kernels.h"
@@ -44,33 +45,6 @@ static void mv_worker(void *arg, int ith, int nth)
     else if (r0 < r1)
         t->k->matmul[t->type](t->w, t->wrb, t->x, 0, t->y, (size_t)t->rows, t->n, r0, r1, 1);
 }
-
-/* The benchmarked weight types: block bytes and elements, and where the
- * block's half scales are (set to 2^-7 so every block is sane; -1: none). */
-static const struct {
-    int type;
-    const char *name;
-    int qk, doff, moff;
-    size_t bytes;
-} mv_types[] = {
-    { GGUF_T_Q4_0, "q4_0", 32, 0, -1, sizeof(block_q4_0) },
-    { GGUF_T_Q8_0, "q8_0", 32, 0, -1, sizeof(block_q8_0) },
-    { GGUF_T_Q4_1, "q4_1", 32, 0, 2, sizeof(block_q4_1) },
-    { GGUF_T_Q5_0, "q5_0", 32, 0, -1, sizeof(block_q5_0) },
-    { GGUF_T_Q5_1, "q5_1", 32, 0, 2, sizeof(block_q5_1) },
-    { GGUF_T_IQ4_NL, "iq4_nl", 32, 0, -1, sizeof(block_iq4_nl) },
-    { GGUF_T_Q2_K, "q2_K", 256, 80, 82, sizeof(block_q2_K) },
-    { GGUF_T_Q3_K, "q3_K", 256, 108, -1, sizeof(block_q3_K) },
-    { GGUF_T_Q4_K, "q4_K", 256, 0, 2, sizeof(block_q4_K) },
-    { GGUF_T_Q5_K, "q5_K", 256, 0, 2, sizeof(block_q5_K) },
-    { GGUF_T_Q6_K, "q6_K", 256, 208, -1, sizeof(block_q6_K) },
-    { GGUF_T_IQ4_XS, "iq4_xs", 256, 0, -1, sizeof(block_iq4_xs) },
-    /* float rows (doff -1): every element made a normal number near 1 */
-    { GGUF_T_F16, "f16", 1, -1, -1, 2 },
-    { GGUF_T_BF16, "bf16", 1, -1, -1, 2 },
-    { GGUF_T_F32, "f32", 1, -1, -1, 4 },
-};
-enum { MV_NTYPES = sizeof mv_types / sizeof mv_types[0] };
 
 static const char *layout_name(int ti, int layout)
 {
@@ -101,28 +75,6 @@ static const char *layout_name(int ti, int layout)
     case GL_LAYOUT_Q5_KX8: return "q5_Kx8";
     default: return mv_types[ti].name;
     }
-}
-
-/* The random bits of a float matrix made normal numbers in [0.5, 2) with
- * either sign, in place: no NaN, infinity or subnormal (which some cores
- * take slow paths for) in what is timed. */
-static void normal_floats(unsigned char *p, size_t bytes, int type)
-{
-    if (type == GGUF_T_F32)
-        for (size_t i = 0; i + 4 <= bytes; i += 4) {
-            uint32_t v;
-            memcpy(&v, p + i, 4);
-            v = (v & 0x80ffffffu) | 0x3f000000u;
-            memcpy(p + i, &v, 4);
-        }
-    else
-        for (size_t i = 0; i + 2 <= bytes; i += 2) {
-            uint16_t v;
-            memcpy(&v, p + i, 2);
-            v = type == GGUF_T_F16 ? (uint16_t)((v & 0x87ffu) | 0x3800u)
-                                   : (uint16_t)((v & 0x80ffu) | 0x3f00u);
-            memcpy(p + i, &v, 2);
-        }
 }
 
 /* is type ti in the comma-separated list (NULL: q4_0 and q8_0) */
@@ -302,16 +254,7 @@ int main(int argc, char **argv)
                     const size_t wrb = (size_t)n / (size_t)mv_types[tix].qk * bsz;
                     const size_t wbytes = wrb * (size_t)rows;
                     const size_t ncopies = arena / wbytes;
-                    const uint16_t d = 0x2000;
-                    if (mv_types[tix].doff < 0)
-                        normal_floats(buf, ncopies * wbytes, type);
-                    for (size_t c = 0; c < ncopies && mv_types[tix].doff >= 0; c++)
-                        /* sane scales in every block */
-                        for (size_t b = 0; b < wbytes / bsz; b++) {
-                            memcpy(buf + c * wbytes + b * bsz + mv_types[tix].doff, &d, 2);
-                            if (mv_types[tix].moff >= 0)
-                                memcpy(buf + c * wbytes + b * bsz + mv_types[tix].moff, &d, 2);
-                        }
+                    bench_sane_weights(buf, wbytes, ncopies, tix);
                     const int act = k0->act_type[type];
                     void *x = malloc(gl_act_row_bytes(act, n));
                     float *y = malloc((size_t)rows * sizeof(float));

@@ -963,8 +963,9 @@ static void check_matmul(const gl_kernels *ref, const gl_kernels *nw, int type, 
                          int layout)
 {
     /* 37: past the K-quant tile path's 32-column blocks (kx8_tmpl.h KX_CB);
+     * 36, 39, 46: its 8-column tiles (KX_CU) then 4, 7, 8 + 6 columns;
      * 150 rows: past its 8-group panels (KX_PG) */
-    static const int nbs[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 32, 37 };
+    static const int nbs[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 32, 36, 37, 39, 46 };
     static const int rowset[] = { 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 150 };
     /* 300 blocks / 70 super-blocks: more than one chunk of the row-group
      * kernels (256 blocks, 64 super-blocks), so a row's sum waits in y */

@@ -25,6 +25,8 @@
  *                  (KX_UBYTES), KX_ISUMS_U(blk, ub, xq, xp, isum, imin, nc)
  *                  is KX_ISUMS reading them; wide batches then unpack each
  *                  super-block once for all their column tiles (_rows_u)
+ *   KX_CU          (optional, default KX_C) most columns per tile of that
+ *                  unpacked path, up to 8
  *   KX_TILE_PF_KQ  (optional) 1: the tile path (prefill, batched decode)
  *                  prefetches its weight stream at the K-quant distances
  *                  (the tune's kx_far / kx_near) instead of the 32-element
@@ -79,6 +81,13 @@
  * Sapphire Rapids: Q4_Kx16 17.2 -> 17.9, Q6_Kx16 15.9 -> 16.9 GB/s (mean
  * of two rows, three rounds interleaved); 12 and 16 KiB no better. */
 
+#ifndef KX_CU
+#define KX_CU KX_C
+#endif
+#if KX_CU > 8
+#error "KX_CU: at most 8 columns a tile (the switch of _rows_u, kx16_sub16_tmpl.h KS_MAX_C)"
+#endif
+#define KX_CMAX (KX_CU > KX_C ? KX_CU : KX_C)
 #ifndef KX_TILE_PF_KQ
 #define KX_TILE_PF_KQ 0
 #endif
@@ -133,7 +142,7 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const uint8_t *ub, const block_
 {
     (void)ub;
     const int full = lo == 0 && hi == KX_ROWS;
-    KV_PS acc[KX_C];
+    KV_PS acc[KX_CMAX];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++)
         acc[c] = first ? KV_ZERO_PS() : full ? KV_LOADU_PS(ys[c]) : KV_LOAD_LANES_PS(ys[c], lo, hi);
@@ -151,9 +160,9 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const uint8_t *ub, const block_
         if (stream)
             gl_prefetch_streams(tune, (const char *)blk, 0, 1, 0, sizeof(KX_WBLK), SIZE_MAX, 0);
 #endif
-        const int8_t *xq[KX_C];
-        const kx_xprep *xpp[KX_C];
-        KV_EPI32 isum[KX_C], imin[KX_C];
+        const int8_t *xq[KX_CMAX];
+        const kx_xprep *xpp[KX_CMAX];
+        KV_EPI32 isum[KX_CMAX], imin[KX_CMAX];
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
             xq[c] = xs[c][b].qs;
@@ -319,9 +328,9 @@ static __attribute__((noinline)) void KX_CAT(KX_NAME, _rows_u)(const void *w, si
                     const int lo = r0 > g * KX_ROWS ? r0 - g * KX_ROWS : 0;
                     const int hi = r1 - g * KX_ROWS < KX_ROWS ? r1 - g * KX_ROWS : KX_ROWS;
                     const int first = k0 == 0;
-                    for (int c0 = 0; c0 < ncb; c0 += KX_C) {
-                        const int nc = ncb - c0 < KX_C ? ncb - c0 : KX_C;
-                        float *ys[KX_C];
+                    for (int c0 = 0; c0 < ncb; c0 += KX_CU) {
+                        const int nc = ncb - c0 < KX_CU ? ncb - c0 : KX_CU;
+                        float *ys[KX_CU];
                         for (int c = 0; c < nc; c++)
                             ys[c] = y + (size_t)(b0 + c0 + c) * y_stride + (size_t)g * KX_ROWS;
                         /* clang-format off */
@@ -329,7 +338,19 @@ static __attribute__((noinline)) void KX_CAT(KX_NAME, _rows_u)(const void *w, si
                         case 1: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, 1); break;
                         case 2: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, 2); break;
                         case 3: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, 3); break;
-                        default: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, KX_C); break;
+#if KX_CU > 4
+                        case 4: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, 4); break;
+#endif
+#if KX_CU > 5
+                        case 5: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, 5); break;
+#endif
+#if KX_CU > 6
+                        case 6: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, 6); break;
+#endif
+#if KX_CU > 7
+                        case 7: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, 7); break;
+#endif
+                        default: KX_TILE(wb, ub, xs + c0, xp[c0], KX_KU, kn, ys, lo, hi, first, 0, tune, KX_CU); break;
                         }
                         /* clang-format on */
                     }
@@ -375,6 +396,8 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
 GL_TUNED_MATMULS(KX_LINK, KX_NAME, KX_IMPL)
 
 #undef KX_IMPL
+#undef KX_CU
+#undef KX_CMAX
 #undef KX_UNPACK
 #undef KX_ISUMS_U
 #undef KX_UBYTES

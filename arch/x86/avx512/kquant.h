@@ -153,7 +153,13 @@ typedef struct {
  * super-block once for all their column tiles (KS_UNPACK; Q3_Kx16 too):
  * a tile then loads a unit instead of three loads and nine operations per
  * four units. Q2_Kx16's units are two operations each: unpacking them to
- * memory was slower (tile GMAC/s 214 -> 195, Zen 5), so it does not. */
+ * memory was slower (tile GMAC/s 214 -> 195, Zen 5), so it does not.
+ * The unpacked tiles take 8 columns (KX_CU; kx16_sub16_tmpl.h), so a unit
+ * loaded from ub serves 8 columns, not 4: the tile is bound by its loads
+ * (units, activation broadcasts, chain starts). bench/ab_builds.sh, Zen 5,
+ * 2048 x 5632, 20-25 alternated rounds, median speed-ups over two runs:
+ * Q6_Kx16 32 columns 1.04-1.05x, 128 columns 1.06-1.11x; Q3_Kx16
+ * 1.06-1.08x, 1.07-1.13x (6 columns a tile: 1.05-1.07x). */
 
 /* the four 6-bit units u[s] of a group's three 64-byte loads at g. The
  * 16-bit shifts bring in bits of the next byte above each field, which the
@@ -192,6 +198,7 @@ GL_ALWAYS_INLINE void kx16_q6_units(const uint8_t *g, __m512i u[4])
 #define KX_ISUMS    kx16_isums_q6K_vnni
 #define KX_ISUMS_PF kx16_isums1_q6K_vnni
 #define KX_UNPACK   kx16_unpack_q6K
+#define KX_CU       8
 #define KX_ISUMS_U  kx16_isums_u_q6K_vnni
 #define KX_UBYTES   4096
 #define KX_HAS_MIN  0
@@ -287,6 +294,7 @@ GL_ALWAYS_INLINE __m512i kx16_q3_scale(const __m512i sc[4], int j)
 #define KX_ISUMS    kx16_isums_q3K_vnni
 #define KX_ISUMS_PF kx16_isums1_q3K_vnni
 #define KX_UNPACK   kx16_unpack_q3K
+#define KX_CU       8
 #define KX_ISUMS_U  kx16_isums_u_q3K_vnni
 #define KX_UBYTES   4096
 #define KX_HAS_MIN  0

@@ -29,55 +29,66 @@
 
 /* Tile path: the chains of one half (four sub-blocks) for nc columns at a
  * time, so a tile's accumulators stay in registers; the units unpacked
- * here, or (ub) loaded from where KS_UNPACK wrote them. */
+ * here, or (ub) loaded from where KS_UNPACK wrote them. Up to KS_MAX_C
+ * columns: past four (the unpacked path's tiles, kx8_tmpl.h KX_CU) a half
+ * goes in two passes of two sub-blocks, 2 nc chains in registers, so each
+ * unit loaded from ub serves twice the columns. */
+#define KS_MAX_C 8
 GL_ALWAYS_INLINE void KS_CAT(KS_ISUMS, _at)(const KS_WBLK *blk, const uint8_t *ub,
                                             const int8_t *const *xq, const kx_xprep *const *xp,
                                             __m512i *isum, __m512i *imin, const int nc)
 {
-    const int8_t *xo[KX_C];
+    const int8_t *xo[KS_MAX_C];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++)
         xo[c] = gl_opaque_ptr(xq[c]);
     kx16_sc4 sc;
     KS_PREP(blk, xp, &sc, imin, nc);
+    const int sp = nc > 4 ? 2 : 4; /* sub-blocks a pass */
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++)
 #pragma GCC unroll 2
-        for (int half = 0; half < 2; half++) {
-            __m512i acc[KX_C][4];
-#pragma GCC unroll 8
-            for (int c = 0; c < nc; c++)
-#pragma GCC unroll 4
-                for (int s = 0; s < 4; s++)
-                    acc[c][s] = KS_START(xp[c], 8 * h + 2 * s + half);
-#pragma GCC unroll 4
-            for (int kk = 0; kk < 4; kk += KS_KSTEP) {
-                const int k = 4 * half + kk;
-                __m512i u[4 * KS_KSTEP];
-                if (ub) {
-#pragma GCC unroll 8
-                    for (int i = 0; i < 4 * KS_KSTEP; i++)
-                        u[i] = gl512_load_pinned(ub + 64 * (4 * (8 * h + k) + i));
-                } else {
-                    KS_UNITS(blk, h, k, u);
-                }
-#pragma GCC unroll 8
-                for (int c = 0; c < nc; c++)
+        for (int half = 0; half < 2; half++)
 #pragma GCC unroll 2
-                    for (int i = 0; i < KS_KSTEP; i++)
-#pragma GCC unroll 4
-                        for (int s = 0; s < 4; s++)
-                            acc[c][s] = gl512_dpbusd_bcast(acc[c][s], u[4 * i + s],
-                                                           xo[c] + 128 * h + 32 * s + 4 * (k + i));
-            }
-#pragma GCC unroll 4
-            for (int s = 0; s < 4; s++) {
-                const __m512i scj = KS_SCALE(blk, &sc, 8 * h + 2 * s + half);
+            for (int s0 = 0; s0 < 4; s0 += sp) {
+                __m512i acc[KS_MAX_C][4];
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++)
-                    isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c][s], scj));
+#pragma GCC unroll 4
+                    for (int s = s0; s < s0 + sp; s++)
+                        acc[c][s] = KS_START(xp[c], 8 * h + 2 * s + half);
+#pragma GCC unroll 4
+                for (int kk = 0; kk < 4; kk += KS_KSTEP) {
+                    const int k = 4 * half + kk;
+                    __m512i u[4 * KS_KSTEP];
+                    if (ub) {
+#pragma GCC unroll 2
+                        for (int i = 0; i < KS_KSTEP; i++)
+#pragma GCC unroll 4
+                            for (int s = s0; s < s0 + sp; s++)
+                                u[4 * i + s] =
+                                    gl512_load_pinned(ub + 64 * (4 * (8 * h + k) + 4 * i + s));
+                    } else {
+                        KS_UNITS(blk, h, k, u);
+                    }
+#pragma GCC unroll 8
+                    for (int c = 0; c < nc; c++)
+#pragma GCC unroll 2
+                        for (int i = 0; i < KS_KSTEP; i++)
+#pragma GCC unroll 4
+                            for (int s = s0; s < s0 + sp; s++)
+                                acc[c][s] =
+                                    gl512_dpbusd_bcast(acc[c][s], u[4 * i + s],
+                                                       xo[c] + 128 * h + 32 * s + 4 * (k + i));
+                }
+#pragma GCC unroll 4
+                for (int s = s0; s < s0 + sp; s++) {
+                    const __m512i scj = KS_SCALE(blk, &sc, 8 * h + 2 * s + half);
+#pragma GCC unroll 8
+                    for (int c = 0; c < nc; c++)
+                        isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c][s], scj));
+                }
             }
-        }
 }
 
 GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
@@ -156,6 +167,7 @@ GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_x
 }
 
 #undef KS_ISUMS
+#undef KS_MAX_C
 #undef KS_CAT
 #undef KS_CAT2
 #undef KS_ISUMS1
