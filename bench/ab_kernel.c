@@ -31,6 +31,7 @@ static struct {
     int ready;
     gl_kernels k;
     int layout, grows;
+    gl_matmul_fn f;   /* the product of that type and layout */
     unsigned char *w; /* ncopies matrices of wbytes */
     size_t wbytes, wrb, ncopies, xrb;
     void *x;
@@ -102,6 +103,7 @@ static int ab_prepare(const ab_setup *s, char *err, size_t errlen)
             memcpy((char *)st.x + (size_t)c * st.xrb, xf, sizeof *xf * (size_t)s->n);
     }
     free(xf);
+    st.f = st.layout ? st.k.matmul_packed[st.layout] : st.k.matmul[type];
     st.s = *s;
     st.ready = 1;
     return 0;
@@ -125,18 +127,13 @@ __attribute__((visibility("default"))) int ab_kernel_time(const char *type, cons
     snprintf(s.backend, sizeof s.backend, "%s", backend ? backend : "");
     if ((!st.ready || memcmp(&s, &st.s, sizeof s)) && ab_prepare(&s, err, errlen))
         return -1;
-    int ti = 0;
-    while (strcasecmp(mv_types[ti].name, st.s.type))
-        ti++;
     const size_t gb = st.wrb * (size_t)st.grows;
-    const gl_matmul_fn f =
-        st.layout ? st.k.matmul_packed[st.layout] : st.k.matmul[mv_types[ti].type];
     size_t calls = 0;
     const double t0 = bw_now();
     double t;
     do {
-        f(st.w + calls % st.ncopies * st.wbytes, gb, st.x, st.xrb, st.y, (size_t)rows, n, 0, rows,
-          nb);
+        st.f(st.w + calls % st.ncopies * st.wbytes, gb, st.x, st.xrb, st.y, (size_t)rows, n, 0,
+             rows, nb);
         calls++;
     } while ((t = bw_now() - t0) < secs);
     *per_call = t / (double)calls;

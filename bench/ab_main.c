@@ -37,11 +37,11 @@ static double quantile(double *v, int n, double q)
     return v[(int)(q * (n - 1) + 0.5)];
 }
 
-static int usage(void)
+static int usage(FILE *to, int rc)
 {
-    fprintf(stderr, "usage: ab_main [--type T] [--backend NAME] [--n N] [--rows R] [--nb NB] "
-                    "[--cold-mb M] [--rounds R] [--secs S] MODULE_A MODULE_B [...]\n");
-    return 2;
+    fprintf(to, "usage: ab_main [--type T] [--backend NAME] [--n N] [--rows R] [--nb NB] "
+                "[--cold-mb M] [--rounds R] [--secs S] MODULE_A MODULE_B [...]\n");
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -69,14 +69,16 @@ int main(int argc, char **argv)
             rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--secs") && more)
             secs = atof(argv[++i]);
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return usage(stdout, 0);
         else if (argv[i][0] == '-' || nm == AB_MAX_MODULES)
-            return usage();
+            return usage(stderr, 2);
         else
             paths[nm++] = argv[i];
     }
     if (nm < 2 || rounds < 1 || rounds > AB_MAX_ROUNDS || !(secs > 0 && secs <= 10) || nb < 1 ||
         nb > 4096 || cold_mb < 0 || cold_mb > (1 << 16))
-        return usage();
+        return usage(stderr, 2);
 
     ab_fn fns[AB_MAX_MODULES];
     for (int m = 0; m < nm; m++) {
