@@ -45,7 +45,7 @@
  * does not stay in the caches from one token to the next. The hardware
  * prefetchers alone kept the loads in step with the arithmetic instead of
  * ahead of it, so the kernels ask for the rows they will need next: the
- * scores AT_PF_BYTES ahead, the accumulation one block of AT_JB rows ahead.
+ * scores and the accumulation AT_PF_BYTES ahead.
  * A prefetch changes no result. */
 #ifndef AT_PREFETCH
 #define AT_PREFETCH(p) __builtin_prefetch((p), 0, 3)
@@ -274,18 +274,29 @@ GL_ALWAYS_INLINE void kt_scores(const int kt, float *scores, size_t ss, const fl
 /* Elements [i, i + S AT_W) (FULL; else S = 1 and [i, i + m), m < AT_W) of
  * HB heads over nr rows. Each output vector is one chain of dependent adds
  * over the rows, so a block of few heads keeps S slices' chains in flight
- * (HB S <= 8). Each element still sees its rows in order. */
+ * (HB S <= 8). Each element still sees its rows in order. With pf, the
+ * pass also asks for the lines [lo, hi) of row j at pf (rows j < npf) as it
+ * reads row j: one row of prefetches per row of loads. */
 GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int S, const int FULL, float *out,
                                 size_t os, const float *p, size_t ps, const char *v, size_t rs,
-                                int nr, int e0, int i, int m)
+                                int nr, int e0, int i, int m, const char *pf, int npf, size_t lo,
+                                size_t hi)
 {
     AT_T o[8];
     for (int h = 0; h < HB; h++)
         for (int s = 0; s < S; s++)
             o[h * S + s] =
                 FULL ? AT_LD_F32(out + h * os + i + s * AT_W) : AT_LDP_F32(out + h * os + i, m);
+    uintptr_t pf_end = 0; /* end of the lines asked for: rows under a line share one */
     for (int j = 0; j < nr; j++) {
         const char *vr = v + (size_t)j * rs;
+        if (pf && j < npf) {
+            const uintptr_t a0 = (uintptr_t)(pf + (size_t)j * rs);
+            uintptr_t a = (a0 + lo) & ~(uintptr_t)63;
+            for (a = a > pf_end ? a : pf_end; a < a0 + hi; a += 64)
+                AT_PREFETCH((const char *)a);
+            pf_end = a;
+        }
         AT_T vv[4];
         for (int s = 0; s < S; s++)
             vv[s] = FULL ? AT_LD(kt, vr, e0 + i + s * AT_W) : AT_LDP(kt, vr, e0 + i, m);
@@ -302,36 +313,51 @@ GL_ALWAYS_INLINE void accum_blk(const int kt, const int HB, const int S, const i
         }
 }
 
+/* What a pass prefetches: lines [lo, hi) of rows [0, n) from p, one row a
+ * row of the pass (p NULL: none) */
+typedef struct at_pf {
+    const char *p;
+    int n;
+    size_t lo, hi;
+} at_pf;
+
 /* HB heads (a block of 8, 4, 2 or 1), n slices from element i (FULL; else
- * one partial slice of m), up to S at a time */
+ * one partial slice of m), up to S at a time; the first call takes pf */
 GL_ALWAYS_INLINE void accum_slices(const int kt, const int HB, const int S, const int FULL,
                                    const int n, float *out, size_t os, const float *p, size_t ps,
-                                   const char *v, size_t rs, int nr, int e0, int i, int m)
+                                   const char *v, size_t rs, int nr, int e0, int i, int m,
+                                   at_pf *pf)
 {
     int s = 0;
-    for (; S > 1 && n - s >= S; s += S)
-        accum_blk(kt, HB, S, FULL, out, os, p, ps, v, rs, nr, e0, i + s * AT_W, m);
-    for (; s < n; s++)
-        accum_blk(kt, HB, 1, FULL, out, os, p, ps, v, rs, nr, e0, i + s * AT_W, m);
+    for (; S > 1 && n - s >= S; s += S) {
+        accum_blk(kt, HB, S, FULL, out, os, p, ps, v, rs, nr, e0, i + s * AT_W, m, pf->p, pf->n,
+                  pf->lo, pf->hi);
+        pf->p = NULL;
+    }
+    for (; s < n; s++) {
+        accum_blk(kt, HB, 1, FULL, out, os, p, ps, v, rs, nr, e0, i + s * AT_W, m, pf->p, pf->n,
+                  pf->lo, pf->hi);
+        pf->p = NULL;
+    }
 }
 
 GL_ALWAYS_INLINE void accum_heads(const int kt, const int FULL, const int n, float *out, size_t os,
                                   const float *p, size_t ps, int nq, const char *v, size_t rs,
-                                  int nr, int e0, int i, int m)
+                                  int nr, int e0, int i, int m, at_pf pf)
 {
     int h = 0;
     for (; h + 8 <= nq; h += 8)
-        accum_slices(kt, 8, 1, FULL, n, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+        accum_slices(kt, 8, 1, FULL, n, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, &pf);
     if (nq - h >= 4) {
-        accum_slices(kt, 4, 2, FULL, n, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+        accum_slices(kt, 4, 2, FULL, n, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, &pf);
         h += 4;
     }
     if (nq - h >= 2) {
-        accum_slices(kt, 2, 4, FULL, n, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+        accum_slices(kt, 2, 4, FULL, n, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, &pf);
         h += 2;
     }
     if (nq - h >= 1)
-        accum_slices(kt, 1, 4, FULL, n, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m);
+        accum_slices(kt, 1, 4, FULL, n, out + h * os, os, p + h * ps, ps, v, rs, nr, e0, i, m, &pf);
 }
 
 /* Full slices a pass takes at once, for the blocks of fewer than 8 heads
@@ -342,30 +368,35 @@ GL_ALWAYS_INLINE void accum_heads(const int kt, const int FULL, const int n, flo
 #define AT_SLICES 4
 #endif
 
-/* While a block of AT_JB rows is accumulated, the next block's rows are
- * prefetched, a share before each of the block's passes, in proportion to
- * the slices the pass takes (the first pass reads the block from memory,
- * the later ones from L1). */
+/* A block's first pass asks for the whole of the row prefetch_rows_ahead
+ * rows further on as it reads each row (the item's first rows are asked for
+ * by its caller), so the later passes find their lines in L1 and the
+ * prefetches go out in the order of the loads, a few at a time. Asking for
+ * the next block in a share before each pass instead put bursts of up to
+ * 128 prefetches in front of the loads, and the core waited on them: Qwen3
+ * shape (2 x 128), 160 positions, accumulation alone from DRAM 12-18 GB/s
+ * (bench/attn_stream). */
 GL_ALWAYS_INLINE void accum_g(const int kt, float *out, size_t os, const float *p, size_t ps,
                               int nq, const void *v, size_t rs, int nr, int e0, int len)
 {
-    const bool pf = prefetch_pays(kt, nr, e0, len);
+    const int ahead = prefetch_pays(kt, nr, e0, len) ? prefetch_rows_ahead(rs) : nr;
     const int passes = (len + AT_W - 1) / AT_W, full = len / AT_W;
+    size_t lo, hi;
+    row_span(kt, e0, len, &lo, &hi);
     for (int j0 = 0; j0 < nr; j0 += AT_JB) {
         const int jn = nr - j0 < AT_JB ? nr - j0 : AT_JB;
         const char *vb = (const char *)v + (size_t)j0 * rs;
-        const int npf = pf ? (nr - j0 - jn < AT_JB ? nr - j0 - jn : AT_JB) : 0;
+        const int left = nr - j0 - ahead; /* rows to ask for from vb + ahead rows on */
+        at_pf pf = { left > 0 ? vb + (size_t)ahead * rs : NULL, left < jn ? left : jn, lo, hi };
         /* full slices AT_SLICES at a time, then any partial one */
         for (int c = 0; c < passes;) {
             const int i = c * AT_W;
             const int n = full - c >= AT_SLICES ? AT_SLICES : full - c > 0 ? full - c : 1;
-            if (npf > 0)
-                prefetch_rows(kt, vb + (size_t)jn * rs, rs, npf * c / passes,
-                              npf * (c + n) / passes, e0, len);
             if (i + AT_W <= len)
-                accum_heads(kt, 1, n, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, AT_W);
+                accum_heads(kt, 1, n, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, AT_W, pf);
             else
-                accum_heads(kt, 0, 1, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, len - i);
+                accum_heads(kt, 0, 1, out, os, p + j0, ps, nq, vb, rs, jn, e0, i, len - i, pf);
+            pf.p = NULL;
             c += n;
         }
     }
