@@ -88,6 +88,13 @@ typedef struct kx_pf {
     int far_t0; /* the far (l2) lines with prefetcht0: the tune's far_t0, a constant */
 } kx_pf;
 
+/* the line at offset off of the blocks pf points at (whole blocks ahead) */
+GL_ALWAYS_INLINE void kx_pf_line(const kx_pf *pf, size_t off)
+{
+    gl_prefetch_in_order(pf->l2 + off, pf->far_t0);
+    gl_prefetch_in_order(pf->l1 + off, 1);
+}
+
 GL_ALWAYS_INLINE void kx_pf_part(const kx_pf *pf, int part, int nparts, size_t bytes)
 {
     const size_t lines = (bytes + 63) / 64;

@@ -27,6 +27,10 @@
  *                  super-block once for all their column tiles (_rows_u)
  *   KX_CU          (optional, default KX_C) most columns per tile of that
  *                  unpacked path, up to 8
+ *   KX_PF_BLOCKS   (optional) 1: KX_ISUMS_PF asks for the lines it reads
+ *                  itself, at the same offsets in a block whole blocks ahead
+ *                  (the tune's distances rounded up to blocks), so pf points
+ *                  at block starts (kx16_sub8_tmpl.h KP_PF_UNIT)
  *   KX_TILE_PF_KQ  (optional) 1: the tile path (prefill, batched decode)
  *                  prefetches its weight stream at the K-quant distances
  *                  (the tune's kx_far / kx_near) instead of the 32-element
@@ -90,6 +94,9 @@
 #define KX_CMAX (KX_CU > KX_C ? KX_CU : KX_C)
 #ifndef KX_TILE_PF_KQ
 #define KX_TILE_PF_KQ 0
+#endif
+#ifndef KX_PF_BLOCKS
+#define KX_PF_BLOCKS 0
 #endif
 #ifndef KX_ROWS
 #define KX_ROWS                         8
@@ -208,7 +215,14 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
             KV_EPI32 isum = KV_ZERO_EPI32(), imin = KV_ZERO_EPI32();
 #ifdef KX_ISUMS_PF
             const size_t at = (size_t)b * sizeof(KX_WBLK);
+#if KX_PF_BLOCKS
+            /* whole blocks ahead: KX_ISUMS_PF asks for the lines it reads */
+            const size_t bs = sizeof(KX_WBLK);
+            const size_t far = (gl_tunes[tune].kx_far + bs - 1) / bs * bs;
+            const size_t near = (gl_tunes[tune].kx_near + bs - 1) / bs * bs;
+#else
             const size_t far = gl_tunes[tune].kx_far, near = gl_tunes[tune].kx_near;
+#endif
             const kx_pf pf = { w + (size_t)g * gb + gl_pf_ahead(at, far, gbytes, skip),
                                w + (size_t)g * gb + gl_pf_ahead(at, near, gbytes, skip),
                                gl_tunes[tune].far_t0 };
@@ -414,6 +428,7 @@ GL_TUNED_MATMULS(KX_LINK, KX_NAME, KX_IMPL)
 #undef KX_HAS_MIN
 #undef KX_ROWS
 #undef KX_TILE_PF_KQ
+#undef KX_PF_BLOCKS
 #undef KV_PS
 #undef KV_EPI32
 #undef KV_ZERO_PS

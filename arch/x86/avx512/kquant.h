@@ -95,15 +95,18 @@ GL_ALWAYS_INLINE void kx16_q4_units(const block_q4_Kx16 *blk, int i, int k, __m5
 #define KP_START(xp, j)                _mm512_setzero_si512()
 #define KP_UNITS(blk, i, k, lo, hi)    kx16_q4_units(blk, i, k, &(lo), &(hi))
 #define KP_PAIR(sc, i, al, ah)         kx16_scaled_pair(sc, i, al, gl512_srai4_epi32(ah))
+#define KP_PF_HEAD                     offsetof(block_q4_Kx16, qs)
+#define KP_PF_UNIT(i, k)               (offsetof(block_q4_Kx16, qs) + 64 * (8 * (i) + (k)))
 #include "arch/x86/avx512/kx16_sub8_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
-#define KX_NAME     matmul_q4_K_x16_vnni
-#define KX_WBLK     block_q4_Kx16
-#define KX_ISUMS    kx16_isums_q4K_vnni
-#define KX_ISUMS_PF kx16_isums1_q4K_vnni
-#define KX_HAS_MIN  1
-#define KX_LINK     static
+#define KX_NAME      matmul_q4_K_x16_vnni
+#define KX_PF_BLOCKS 1
+#define KX_WBLK      block_q4_Kx16
+#define KX_ISUMS     kx16_isums_q4K_vnni
+#define KX_ISUMS_PF  kx16_isums1_q4K_vnni
+#define KX_HAS_MIN   1
+#define KX_LINK      static
 #include "arch/x86/avx2/kx8_tmpl.h"
 
 /* ---- Q5_Kx16: Q4_Kx16 plus the fifth bit (qh unit k, bit 2 i for the low
@@ -128,15 +131,19 @@ GL_ALWAYS_INLINE void kx16_q5_units(const block_q5_Kx16 *blk, int i, int k, __m5
 #define KP_START(xp, j)                _mm512_setzero_si512()
 #define KP_UNITS(blk, i, k, lo, hi)    kx16_q5_units(blk, i, k, &(lo), &(hi))
 #define KP_PAIR(sc, i, al, ah)         kx16_scaled_pair(sc, i, al, ah)
+#define KP_PF_HEAD                     offsetof(block_q5_Kx16, qh)
+#define KP_PF_QH                       offsetof(block_q5_Kx16, qh)
+#define KP_PF_UNIT(i, k)               (offsetof(block_q5_Kx16, qs) + 64 * (8 * (i) + (k)))
 #include "arch/x86/avx512/kx16_sub8_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
-#define KX_NAME     matmul_q5_K_x16_vnni
-#define KX_WBLK     block_q5_Kx16
-#define KX_ISUMS    kx16_isums_q5K_vnni
-#define KX_ISUMS_PF kx16_isums1_q5K_vnni
-#define KX_HAS_MIN  1
-#define KX_LINK     static
+#define KX_NAME      matmul_q5_K_x16_vnni
+#define KX_PF_BLOCKS 1
+#define KX_WBLK      block_q5_Kx16
+#define KX_ISUMS     kx16_isums_q5K_vnni
+#define KX_ISUMS_PF  kx16_isums1_q5K_vnni
+#define KX_HAS_MIN   1
+#define KX_LINK      static
 #include "arch/x86/avx2/kx8_tmpl.h"
 
 /* the scales' state of the sub16 template (kx16_sub16_tmpl.h) */
@@ -254,15 +261,18 @@ GL_ALWAYS_INLINE __m512i kx16_iq4_pair(const __m512i sc[2], int i, __m512i al, _
 #define KP_UNITS(blk, i, k, lo, hi)                                                                \
     ((lo) = kx16_iq4_unit(blk, 2 * (i), k), (hi) = kx16_iq4_unit(blk, 2 * (i) + 1, k))
 #define KP_PAIR(sc, i, al, ah) kx16_iq4_pair(sc, i, al, ah)
+#define KP_PF_HEAD             offsetof(block_iq4_xsx16, qs)
+#define KP_PF_UNIT(i, k)       (offsetof(block_iq4_xsx16, qs) + 64 * (8 * (i) + (k)))
 #include "arch/x86/avx512/kx16_sub8_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
-#define KX_NAME     matmul_iq4_xs_x16_vnni
-#define KX_WBLK     block_iq4_xsx16
-#define KX_ISUMS    kx16_isums_iq4xs_vnni
-#define KX_ISUMS_PF kx16_isums1_iq4xs_vnni
-#define KX_HAS_MIN  0
-#define KX_LINK     static
+#define KX_NAME      matmul_iq4_xs_x16_vnni
+#define KX_PF_BLOCKS 1
+#define KX_WBLK      block_iq4_xsx16
+#define KX_ISUMS     kx16_isums_iq4xs_vnni
+#define KX_ISUMS_PF  kx16_isums1_iq4xs_vnni
+#define KX_HAS_MIN   0
+#define KX_LINK      static
 #include "arch/x86/avx2/kx8_tmpl.h"
 /* ---- Q3_Kx16 (layout: src/quant.h), one zmm lane per row ----
  * A group's three loads give eight vectors of u = q + 4 (kx_q3_units16);
