@@ -95,6 +95,29 @@ GL_ALWAYS_INLINE void kx_pf_line(const kx_pf *pf, size_t off)
     gl_prefetch_in_order(pf->l1 + off, 1);
 }
 
+/* The n line starts at or after offset off of the blocks pf points at, and
+ * (kx_pf_nth) the i-th line start of [off, end) if there is one: for blocks
+ * that are not whole lines, each line is asked for by the range holding its
+ * start. */
+GL_ALWAYS_INLINE void kx_pf_starts(const kx_pf *pf, size_t off, int n)
+{
+    const uintptr_t a2 = ((uintptr_t)pf->l2 + off + 63) & ~(uintptr_t)63;
+    const uintptr_t a1 = ((uintptr_t)pf->l1 + off + 63) & ~(uintptr_t)63;
+    for (int m = 0; m < n; m++) {
+        gl_prefetch_in_order((const char *)(a2 + 64 * (size_t)m), pf->far_t0);
+        gl_prefetch_in_order((const char *)(a1 + 64 * (size_t)m), 1);
+    }
+}
+GL_ALWAYS_INLINE void kx_pf_nth(const kx_pf *pf, size_t off, size_t end, int i)
+{
+    const uintptr_t a2 = (((uintptr_t)pf->l2 + off + 63) & ~(uintptr_t)63) + 64 * (size_t)i;
+    const uintptr_t a1 = (((uintptr_t)pf->l1 + off + 63) & ~(uintptr_t)63) + 64 * (size_t)i;
+    if (a2 < (uintptr_t)pf->l2 + end)
+        gl_prefetch_in_order((const char *)a2, pf->far_t0);
+    if (a1 < (uintptr_t)pf->l1 + end)
+        gl_prefetch_in_order((const char *)a1, 1);
+}
+
 GL_ALWAYS_INLINE void kx_pf_part(const kx_pf *pf, int part, int nparts, size_t bytes)
 {
     const size_t lines = (bytes + 63) / 64;

@@ -293,22 +293,26 @@ GL_ALWAYS_INLINE __m512i kx16_q3_scale(const __m512i sc[4], int j)
 #define KS_WBLK                    block_q3_Kx16
 #define KS_KSTEP                   2
 #define KS_UNITS(blk, h, k, u)     kx_q3_units16((blk)->q + 192 * (4 * (h) + (k) / 2), u)
+#define KS_PF_HEAD                 offsetof(block_q3_Kx16, q)
+#define KS_PF_UNIT(h, k)           (offsetof(block_q3_Kx16, q) + 192 * (4 * (h) + (k) / 2))
+#define KS_PF_UBYTES               192
 #define KS_START(xp, j)            _mm512_set1_epi32((xp)->q3c[j])
 #define KS_PREP(blk, xp, sc, m, n) ((void)(m), kx_q3_scales16((blk)->scales, (sc)->v))
 #define KS_SCALE(blk, sc, j)       kx16_q3_scale((sc)->v, j)
 #include "arch/x86/avx512/kx16_sub16_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
-#define KX_NAME     matmul_q3_K_x16_vnni
-#define KX_WBLK     block_q3_Kx16
-#define KX_ISUMS    kx16_isums_q3K_vnni
-#define KX_ISUMS_PF kx16_isums1_q3K_vnni
-#define KX_UNPACK   kx16_unpack_q3K
-#define KX_CU       8
-#define KX_ISUMS_U  kx16_isums_u_q3K_vnni
-#define KX_UBYTES   4096
-#define KX_HAS_MIN  0
-#define KX_LINK     static
+#define KX_NAME      matmul_q3_K_x16_vnni
+#define KX_PF_BLOCKS 1
+#define KX_WBLK      block_q3_Kx16
+#define KX_ISUMS     kx16_isums_q3K_vnni
+#define KX_ISUMS_PF  kx16_isums1_q3K_vnni
+#define KX_UNPACK    kx16_unpack_q3K
+#define KX_CU        8
+#define KX_ISUMS_U   kx16_isums_u_q3K_vnni
+#define KX_UBYTES    4096
+#define KX_HAS_MIN   0
+#define KX_LINK      static
 #include "arch/x86/avx2/kx8_tmpl.h"
 /* ---- Q2_Kx16 (layout: src/quant.h), one zmm lane per row ----
  * Unit k of qs gives four vectors of 2-bit quants u_s = (v >> 2 s) & 3;
@@ -326,17 +330,21 @@ GL_ALWAYS_INLINE __m512i kx16_q2_scale(const __m512i sc[4], int j)
 #define KS_WBLK                    block_q2_Kx16
 #define KS_KSTEP                   1
 #define KS_UNITS(blk, h, k, u)     kx_q2_units16((blk)->qs + 64 * (8 * (h) + (k)), u)
+#define KS_PF_HEAD                 offsetof(block_q2_Kx16, qs)
+#define KS_PF_UNIT(h, k)           (offsetof(block_q2_Kx16, qs) + 64 * (8 * (h) + (k)))
+#define KS_PF_UBYTES               64
 #define KS_START(xp, j)            _mm512_setzero_si512()
 #define KS_PREP(blk, xp, sc, m, n) kx_q2_scales_mins16((blk)->scales, xp, (sc)->v, m, n)
 #define KS_SCALE(blk, sc, j)       kx16_q2_scale((sc)->v, j)
 #include "arch/x86/avx512/kx16_sub16_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
-#define KX_NAME     matmul_q2_K_x16_vnni
-#define KX_WBLK     block_q2_Kx16
-#define KX_ISUMS    kx16_isums_q2K_vnni
-#define KX_ISUMS_PF kx16_isums1_q2K_vnni
-#define KX_HAS_MIN  1
-#define KX_LINK     static
+#define KX_NAME      matmul_q2_K_x16_vnni
+#define KX_PF_BLOCKS 1
+#define KX_WBLK      block_q2_Kx16
+#define KX_ISUMS     kx16_isums_q2K_vnni
+#define KX_ISUMS_PF  kx16_isums1_q2K_vnni
+#define KX_HAS_MIN   1
+#define KX_LINK      static
 #include "arch/x86/avx2/kx8_tmpl.h"
 #undef KX_C

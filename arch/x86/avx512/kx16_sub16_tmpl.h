@@ -16,6 +16,12 @@
  *                        once per super-block: the scales' state in sc (a
  *                        kx16_sc4), and with mins their sums into imin[c]
  *   KS_SCALE(blk, sc, j) sub-block j's scales as int32 lanes
+ *   KS_PF_UNIT(h, k), KS_PF_UBYTES, KS_PF_HEAD
+ *                        (optional; with kx8_tmpl.h's KX_PF_BLOCKS) the
+ *                        byte offset in the block of what KS_UNITS(blk, h,
+ *                        k) reads, its bytes (a multiple of 64), and the
+ *                        bytes before the first unit (scales): decode then
+ *                        asks for each line at the step that reads it
  *   KS_UNPACK, KS_ISUMS_U
  *                        (optional) names of the unpacked tile path's two
  *                        functions: KS_UNPACK(blk, ub) writes the units,
@@ -127,7 +133,13 @@ GL_ALWAYS_INLINE void KS_ISUMS_U(const KS_WBLK *blk, const uint8_t *ub, const in
 
 /* Decode: both halves of each h at once, eight chains side by side so each
  * vpdpbusd's latency hides behind seven independent ones, and the stream's
- * prefetches in slices between the loads (kx8.h kx_pf_part). */
+ * prefetches between the loads. The steps read units k = 0, 4, 1, 5, ...:
+ * with KS_PF_UNIT each step asks for its own lines in the blocks whole
+ * blocks ahead (kx16_sub8_tmpl.h says why), else for slices of the block's
+ * lines in address order (kx8.h kx_pf_part). bench/ab_builds.sh from DRAM,
+ * 1 thread, Zen 5, two or three runs of 20-30 rounds: Q3_Kx16 1.09-1.19x,
+ * Q2_Kx16 1.02-1.05x; Q6_Kx16, whose jumps are a quarter of its block,
+ * 0.95-1.12x (1.00 over four runs of 40): it keeps the slices. */
 GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
                                 __m512i *isum, __m512i *imin, const kx_pf *pf)
 {
@@ -146,7 +158,14 @@ GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_x
 #pragma GCC unroll 2
             for (int half = 0; half < 2; half++) {
                 const int k = 4 * half + kk;
+#ifdef KS_PF_UNIT
+                /* the lines this step reads, in a block whole blocks ahead;
+                 * the scales' lines one a step from the first */
+                kx_pf_nth(pf, 0, KS_PF_HEAD, (8 * h + 2 * kk) / KS_KSTEP + half);
+                kx_pf_starts(pf, KS_PF_UNIT(h, k), KS_PF_UBYTES / 64);
+#else
                 kx_pf_part(pf, (8 * h + 2 * kk) / KS_KSTEP + half, 16 / KS_KSTEP, sizeof *blk);
+#endif
                 __m512i u[4 * KS_KSTEP];
                 KS_UNITS(blk, h, k, u);
 #pragma GCC unroll 2
@@ -179,3 +198,6 @@ GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_x
 #undef KS_START
 #undef KS_PREP
 #undef KS_SCALE
+#undef KS_PF_UNIT
+#undef KS_PF_HEAD
+#undef KS_PF_UBYTES
