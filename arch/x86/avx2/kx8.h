@@ -88,7 +88,10 @@ typedef struct kx_pf {
     int far_t0; /* the far (l2) lines with prefetcht0: the tune's far_t0, a constant */
 } kx_pf;
 
-/* the line at offset off of the blocks pf points at (whole blocks ahead) */
+/* the line at offset off of the blocks pf points at (whole blocks ahead),
+ * for blocks of whole lines (off a line's start): kx_pf_starts(pf, off, 1)
+ * without its rounding, which each of these kernels' 36-44 prefetch pairs
+ * a block would pay */
 GL_ALWAYS_INLINE void kx_pf_line(const kx_pf *pf, size_t off)
 {
     gl_prefetch_in_order(pf->l2 + off, pf->far_t0);

@@ -87,6 +87,7 @@ GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_x
     for (int k = 0; k < 8; k++) {
 #ifdef KP_PF_UNIT
         /* the lines step k reads, in a block whole blocks ahead */
+        static_assert(sizeof(KP_WBLK) % 64 == 0, "KP_PF_UNIT: blocks of whole lines (kx_pf_line)");
         if ((size_t)(64 * k) < KP_PF_HEAD)
             kx_pf_line(pf, 64 * k);
 #ifdef KP_PF_QH
