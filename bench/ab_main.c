@@ -5,6 +5,10 @@
  *   ab_main [--type T] [--backend NAME] [--n N] [--rows R] [--nb NB]
  *           [--cold-mb M] [--rounds R] [--secs S] MODULE_A MODULE_B [...]
  *
+ * MODULE@BACKEND times that module's kernel of BACKEND instead of
+ * --backend's: two backends of one build side by side (give the module
+ * under two file names, a copy, so each gets its own instance).
+ *
  * Each round times every module for S seconds (default 0.05) in turn.
  * Printed per module: the medians over rounds of GMAC/s, GB/s of weights
  * and microseconds a call, and the median and quartiles of its speed
@@ -81,9 +85,20 @@ int main(int argc, char **argv)
         return usage(stderr, 2);
 
     ab_fn fns[AB_MAX_MODULES];
+    const char *mback[AB_MAX_MODULES];
+    char mpath[AB_MAX_MODULES][512];
+    for (int m = 0; m < nm; m++) {
+        snprintf(mpath[m], sizeof mpath[m], "%s", paths[m]);
+        char *at = strrchr(mpath[m], '@');
+        mback[m] = backend;
+        if (at) {
+            *at = 0;
+            mback[m] = at + 1;
+        }
+    }
     for (int m = 0; m < nm; m++) {
         /* RTLD_LOCAL: each build's library stays its own */
-        void *h = dlopen(paths[m], RTLD_NOW | RTLD_LOCAL);
+        void *h = dlopen(mpath[m], RTLD_NOW | RTLD_LOCAL);
         if (!h || !(fns[m] = (ab_fn)(uintptr_t)dlsym(h, "ab_kernel_time"))) {
             fprintf(stderr, "ab_main: %s: %s\n", paths[m], dlerror());
             return 1;
@@ -94,7 +109,7 @@ int main(int argc, char **argv)
     double bytes = 0;
     for (int r = 0; r < rounds; r++)
         for (int m = 0; m < nm; m++)
-            if (fns[m](type, backend, n, rows, nb, cold_mb, secs, &t[m][r], &bytes, err,
+            if (fns[m](type, mback[m], n, rows, nb, cold_mb, secs, &t[m][r], &bytes, err,
                        sizeof err)) {
                 fprintf(stderr, "ab_main: %s: %s\n", paths[m], err);
                 return 1;

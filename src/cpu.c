@@ -21,8 +21,8 @@ static const struct {
     { GL_CPU_F16C, "f16c" },         { GL_CPU_AVX512F, "avx512f" },
     { GL_CPU_AVX512BW, "avx512bw" }, { GL_CPU_AVX512VL, "avx512vl" },
     { GL_CPU_AVX512DQ, "avx512dq" }, { GL_CPU_AVX512VNNI, "avx512vnni" },
-    { GL_CPU_NEON, "neon" },         { GL_CPU_DOTPROD, "dotprod" },
-    { GL_CPU_I8MM, "i8mm" },
+    { GL_CPU_AVXVNNI, "avxvnni" },   { GL_CPU_NEON, "neon" },
+    { GL_CPU_DOTPROD, "dotprod" },   { GL_CPU_I8MM, "i8mm" },
 };
 
 static void detect(void)

@@ -16,6 +16,7 @@ enum gl_cpu_flag {
     GL_CPU_AVX512VL = 1u << 7,
     GL_CPU_AVX512DQ = 1u << 8,
     GL_CPU_AVX512VNNI = 1u << 9,
+    GL_CPU_AVXVNNI = 1u << 10, /* VEX vpdpbusd on ymm (Alder Lake on, Zen 5) */
     GL_CPU_NEON = 1u << 16,
     GL_CPU_DOTPROD = 1u << 17,
     GL_CPU_I8MM = 1u << 18,

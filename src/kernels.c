@@ -17,6 +17,12 @@ typedef struct gl_backend {
 #if GL_HAVE_AVX2
 void gl_kernels_init_avx2(gl_kernels *k);
 #endif
+#if GL_HAVE_AVXVNNI
+void gl_kernels_init_avxvnni(gl_kernels *k);
+#endif
+#if GL_HAVE_AVXVNNI_EMU
+void gl_kernels_init_avxvnni_emu(gl_kernels *k);
+#endif
 #if GL_HAVE_AVX512
 void gl_kernels_init_avx512(gl_kernels *k);
 #endif
@@ -41,8 +47,16 @@ static const gl_backend backends[] = {
      * first so it is never the default choice */
     { "avx512-simde", GL_CPU_AVX2 | GL_CPU_FMA | GL_CPU_F16C, gl_kernels_init_avx512_simde },
 #endif
+#if GL_HAVE_AVXVNNI_EMU
+    /* test-only: the AVX-VNNI kernels with an emulated vpdpbusd (meson -Davxvnni_emu=true),
+     * listed before avx2 so it is never the default choice */
+    { "avxvnni-emu", GL_CPU_AVX2 | GL_CPU_FMA | GL_CPU_F16C, gl_kernels_init_avxvnni_emu },
+#endif
 #if GL_HAVE_AVX2
     { "avx2", GL_CPU_AVX2 | GL_CPU_FMA | GL_CPU_F16C, gl_kernels_init_avx2 },
+#endif
+#if GL_HAVE_AVXVNNI
+    { "avxvnni", GL_CPU_AVXVNNI | GL_CPU_AVX2 | GL_CPU_FMA | GL_CPU_F16C, gl_kernels_init_avxvnni },
 #endif
 #if GL_HAVE_AVX512
     { "avx512",

@@ -9,8 +9,10 @@
 #       max         + i8mm             -> backend neon-i8mm
 #     then a greedy generation smoke test whose tokens must equal the host's.
 #  2. x86-64 host: the AVX-512 kernels built against SIMDe (meson
-#     -Dsimde_avx512=true), run through the conformance program, so they are
-#     tested on CPUs without AVX-512 (tools/test.sh does not build them).
+#     -Dsimde_avx512=true) and the AVX-VNNI kernels with an exact emulation
+#     of vpdpbusd (-Davxvnni_emu=true), run through the conformance program,
+#     so they are tested on CPUs without AVX-512 or AVX-VNNI (tools/test.sh
+#     does not build them).
 #
 #   tools/test-cross.sh            build dirs under $GENLOOP_CROSS_DIR
 #                                  (default build-cross/)
@@ -99,19 +101,21 @@ done
 host=""
 if [ "$(uname -m)" = x86_64 ]; then
     x86=$out/x86-simde
-    note "x86-64 build with SIMDe AVX-512 ($x86)"
-    setup "$x86" --buildtype=release -Dsimde_avx512=true
+    note "x86-64 build with SIMDe AVX-512 and emulated AVX-VNNI ($x86)"
+    setup "$x86" --buildtype=release -Dsimde_avx512=true -Davxvnni_emu=true
     build "$x86" genloop tests/checkkernels
-    note "checkkernels --backend avx512-simde"
-    log=$(mktemp)
-    if "$x86/tests/checkkernels" --backend avx512-simde >"$log" 2>&1; then
-        grep -vE '^ +\[OK\]' "$log" || true
-        grep -q '^avx512-simde:$' "$log" || bad "avx512-simde was not tested"
-    else
-        cat "$log"
-        bad "checkkernels --backend avx512-simde failed"
-    fi
-    rm -f "$log"
+    for b in avx512-simde avxvnni-emu; do
+        note "checkkernels --backend $b"
+        log=$(mktemp)
+        if "$x86/tests/checkkernels" --backend "$b" >"$log" 2>&1; then
+            grep -vE '^ +\[OK\]' "$log" || true
+            grep -q "^$b:\$" "$log" || bad "$b was not tested"
+        else
+            cat "$log"
+            bad "checkkernels --backend $b failed"
+        fi
+        rm -f "$log"
+    done
     host=$x86/genloop
 else
     note "SIMDe AVX-512 check skipped: host is $(uname -m), not x86_64"

@@ -49,6 +49,13 @@ uint32_t gl_cpu_detect_arch(void)
             if ((c >> 11) & 1)
                 f |= GL_CPU_AVX512VNNI;
         }
+        /* AVX-VNNI (leaf 7 subleaf 1, EAX bit 4): VEX-encoded, YMM state only */
+        const unsigned max_sub = a;
+        if (max_sub >= 1) {
+            __cpuid_count(7, 1, a, b, c, d);
+            if (ymm_ok && ((a >> 4) & 1))
+                f |= GL_CPU_AVXVNNI;
+        }
     }
     return f;
 }

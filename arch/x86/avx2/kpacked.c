@@ -64,21 +64,6 @@ GL_ALWAYS_INLINE void kx_isums_q4K_avx2(const block_q4_Kx8 *blk, const int8_t *c
  * int8 scale in the high byte of each int16, srai 8 sign-extends) widens
  * to int32. Chunk t = 4 h + s (elements 128 h + 32 s + l): sub-block 2 t
  * for l < 16 (ql / qh units k < 4), 2 t + 1 for the rest. Exact. */
-GL_ALWAYS_INLINE __m256i kx_q6_u(const block_q6_Kx8 *blk, int h, int s, int k)
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
-    const __m256i q =
-        _mm256_loadu_si256((const __m256i *)(blk->ql + 32 * (16 * h + 8 * (s & 1) + k)));
-    const __m256i qh = _mm256_loadu_si256((const __m256i *)(blk->qh + 32 * (8 * h + k)));
-    const __m256i lo =
-        s < 2 ? _mm256_and_si256(q, m4) : _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-    const __m256i hb = s == 0   ? _mm256_slli_epi16(qh, 4)
-                       : s == 1 ? _mm256_slli_epi16(qh, 2)
-                       : s == 2 ? qh
-                                : _mm256_srli_epi16(qh, 2);
-    return _mm256_or_si256(lo, _mm256_and_si256(hb, m30));
-}
-
 GL_ALWAYS_INLINE __m256i kx_q6_scale(const __m256i *s4, int a, int b)
 {
     return _mm256_srai_epi16(_mm256_shuffle_epi8(s4[a / 4], kx_pair16_hi(a % 4, b % 4)), 8);

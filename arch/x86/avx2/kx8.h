@@ -55,6 +55,33 @@ GL_ALWAYS_INLINE __m256i kx_pair16_hi(int a, int b)
                                                    0x04000400, 0x08000800, 0x0c000c00));
 }
 
+/* vpshufb control: in each 32-bit lane q, byte 4 q + a zero-extended to
+ * int32 (hi = 0), or placed in the top byte (hi = 1: srai 24 sign-extends) */
+GL_ALWAYS_INLINE __m256i kx_byte32(int a, int hi)
+{
+    const int v = hi ? (int)(0x00808080u | (unsigned)a << 24) : (int)(0x80808000u | (unsigned)a);
+    const int step = hi ? 0x04000000 : 0x00000004;
+    return _mm256_add_epi8(_mm256_set1_epi32(v), _mm256_setr_epi32(0, step, 2 * step, 3 * step, 0,
+                                                                   step, 2 * step, 3 * step));
+}
+
+/* Q6_Kx8 unit k (k < 8) of chunk t = 4 h + s: the stored quants u = q + 32
+ * in [0, 63] (kpacked.c has the layout's walk; the AVX-VNNI kernels share it) */
+GL_ALWAYS_INLINE __m256i kx_q6_u(const block_q6_Kx8 *blk, int h, int s, int k)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+    const __m256i q =
+        _mm256_loadu_si256((const __m256i *)(blk->ql + 32 * (16 * h + 8 * (s & 1) + k)));
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)(blk->qh + 32 * (8 * h + k)));
+    const __m256i lo =
+        s < 2 ? _mm256_and_si256(q, m4) : _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    const __m256i hb = s == 0   ? _mm256_slli_epi16(qh, 4)
+                       : s == 1 ? _mm256_slli_epi16(qh, 2)
+                       : s == 2 ? qh
+                                : _mm256_srli_epi16(qh, 2);
+    return _mm256_or_si256(lo, _mm256_and_si256(hb, m30));
+}
+
 /* kx_unpack_tmpl.h's helpers over ymm lanes: kx_scales_mins8,
  * kx_q3_units8, ... (the AVX2 row groups) */
 #define KL_FN(name)          name##8

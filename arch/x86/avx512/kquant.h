@@ -21,16 +21,6 @@ static GL_DECL_MATMUL_FN(matmul_q6_K_vnni);
 #define KQ_MADD_ACC(acc, p, s) _mm256_dpwssd_epi32(acc, p, s)
 #include "arch/x86/avx2/kquant_ops.h"
 
-/* vpshufb control: in each 32-bit lane q, byte 4 q + a zero-extended to
- * int32 (hi = 0), or placed in the top byte (hi = 1: srai 24 sign-extends) */
-GL_ALWAYS_INLINE __m256i kx_byte32(int a, int hi)
-{
-    const int v = hi ? (int)(0x00808080u | (unsigned)a << 24) : (int)(0x80808000u | (unsigned)a);
-    const int step = hi ? 0x04000000 : 0x00000004;
-    return _mm256_add_epi8(_mm256_set1_epi32(v), _mm256_setr_epi32(0, step, 2 * step, 3 * step, 0,
-                                                                   step, 2 * step, 3 * step));
-}
-
 /* Four columns per tile: at eight, a tile's chains,
  * sums and accumulators (40 zmm for Q4_K, more for Q6_K) spilled to the
  * stack in every super-block, and unpacking the weights twice costs less
