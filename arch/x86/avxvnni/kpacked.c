@@ -35,8 +35,8 @@ GL_ALWAYS_INLINE void vn_q45K_pair(const __m256i sc[2], const uint8_t *qs, const
         __m256i lo, hi;
         if (qh) {
             const __m256i h = _mm256_loadu_si256((const __m256i *)(qh + 32 * k));
-            lo = _mm256_or_si256(_mm256_and_si256(v, m4),
-                                 _mm256_and_si256(kx_hbit8(h, 2 * i), m10));
+            lo =
+                _mm256_or_si256(_mm256_and_si256(v, m4), _mm256_and_si256(kx_hbit8(h, 2 * i), m10));
             hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
                                  _mm256_and_si256(kx_hbit8(h, 2 * i + 1), m10));
         } else {
@@ -45,10 +45,9 @@ GL_ALWAYS_INLINE void vn_q45K_pair(const __m256i sc[2], const uint8_t *qs, const
         }
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++) {
-            al[c] =
-                gl_dpbusd256(al[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k)));
-            ah[c] = gl_dpbusd256(ah[c], hi,
-                                 _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k)));
+            al[c] = gl_dpbusd256(al[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k)));
+            ah[c] =
+                gl_dpbusd256(ah[c], hi, _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 32 + 4 * k)));
         }
     }
     const __m256i s_lo = _mm256_shuffle_epi8(sc[i / 2], kx_byte32(2 * (i % 2), 0));
@@ -132,8 +131,8 @@ GL_ALWAYS_INLINE void vn_isums_iq4xs(const block_iq4_xsx8 *blk, const int8_t *co
                 _mm256_shuffle_epi8(tbl, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
 #pragma GCC unroll 8
             for (int c = 0; c < nc; c++) {
-                a[c] = gl_dpbusd256(a[c], ul,
-                                    _mm256_set1_epi32(x8_load32(xq[c] + 32 * j + 4 * kk)));
+                a[c] =
+                    gl_dpbusd256(a[c], ul, _mm256_set1_epi32(x8_load32(xq[c] + 32 * j + 4 * kk)));
                 a[c] = gl_dpbusd256(a[c], uh,
                                     _mm256_set1_epi32(x8_load32(xq[c] + 32 * j + 16 + 4 * kk)));
             }
@@ -158,9 +157,8 @@ GL_ALWAYS_INLINE void vn_isums_iq4xs(const block_iq4_xsx8 *blk, const int8_t *co
  * Chunk t = 4 h + s: sub-block 2 t is units 0-3, 2 t + 1 units 4-7. The
  * units come from the block, or unpacked from ub (KX_UNPACK below). */
 GL_ALWAYS_INLINE void vn_q6K_sub(const block_q6_Kx8 *blk, const uint8_t *ub,
-                                 const int8_t *const *xq, const kx_xprep *const *xp,
-                                 __m256i *isum, const int nc, const kx_pf *pf, int h, int s,
-                                 int half)
+                                 const int8_t *const *xq, const kx_xprep *const *xp, __m256i *isum,
+                                 const int nc, const kx_pf *pf, int h, int s, int half)
 {
     const int j = 8 * h + 2 * s + half;
     __m256i a[KX_C];
@@ -173,8 +171,8 @@ GL_ALWAYS_INLINE void vn_q6K_sub(const block_q6_Kx8 *blk, const uint8_t *ub,
         const int un = 16 * h + 4 * s + 2 * half + kp; /* the unit pair */
         if (pf)
             kx_pf_part(pf, un, 32, sizeof *blk);
-        const __m256i u0 = ub ? _mm256_loadu_si256((const __m256i *)(ub + 64 * un))
-                              : kx_q6_u(blk, h, s, k);
+        const __m256i u0 =
+            ub ? _mm256_loadu_si256((const __m256i *)(ub + 64 * un)) : kx_q6_u(blk, h, s, k);
         const __m256i u1 = ub ? _mm256_loadu_si256((const __m256i *)(ub + 64 * un + 32))
                               : kx_q6_u(blk, h, s, k + 1);
         const int xo = 128 * h + 32 * s + 4 * k;
@@ -211,8 +209,8 @@ GL_ALWAYS_INLINE void vn_isums_q6K(const block_q6_Kx8 *blk, const uint8_t *ub,
 
 /* Decode (one column), unrolled whole: rolled as the tile path, its
  * prefetch arithmetic and the loop cost 0.76x. */
-GL_ALWAYS_INLINE void vn_isums1_q6K(const block_q6_Kx8 *blk, const int8_t *xq,
-                                    const kx_xprep *xp, __m256i *isum, const kx_pf *pf)
+GL_ALWAYS_INLINE void vn_isums1_q6K(const block_q6_Kx8 *blk, const int8_t *xq, const kx_xprep *xp,
+                                    __m256i *isum, const kx_pf *pf)
 {
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++)
@@ -237,14 +235,14 @@ GL_ALWAYS_INLINE void vn_unpack_q6K(const block_q6_Kx8 *blk, uint8_t *ub)
                                     kx_q6_u(blk, h, s, k));
 }
 
-#define KX_NAME                              GL_VNNI_NAME(gl_matmul_q6_K_x8)
-#define KX_WBLK                              block_q6_Kx8
-#define KX_ISUMS(b, q, p, s, m, n)           vn_isums_q6K(b, NULL, q, p, s, m, n)
-#define KX_ISUMS_PF(b, q, p, s, m, f)        ((void)(m), vn_isums1_q6K(b, q, p, s, f))
-#define KX_UNPACK(b, ub)                     vn_unpack_q6K(b, ub)
-#define KX_ISUMS_U(b, ub, q, p, s, m, n)     vn_isums_q6K(b, ub, q, p, s, m, n)
-#define KX_UBYTES                            2048
-#define KX_HAS_MIN                           0
+#define KX_NAME                          GL_VNNI_NAME(gl_matmul_q6_K_x8)
+#define KX_WBLK                          block_q6_Kx8
+#define KX_ISUMS(b, q, p, s, m, n)       vn_isums_q6K(b, NULL, q, p, s, m, n)
+#define KX_ISUMS_PF(b, q, p, s, m, f)    ((void)(m), vn_isums1_q6K(b, q, p, s, f))
+#define KX_UNPACK(b, ub)                 vn_unpack_q6K(b, ub)
+#define KX_ISUMS_U(b, ub, q, p, s, m, n) vn_isums_q6K(b, ub, q, p, s, m, n)
+#define KX_UBYTES                        2048
+#define KX_HAS_MIN                       0
 #include "arch/x86/avx2/kx8_tmpl.h"
 
 /* Q3_Kx8: a group's three loads give eight vectors of u = q + 4 in [0, 7]

@@ -49,10 +49,9 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
                     for (int i = 0; i < KS_KSTEP; i++)
 #pragma GCC unroll 4
                         for (int s = 0; s < 4; s++)
-                            acc[c][s] = gl_dpbusd256(
-                                acc[c][s], u[4 * i + s],
-                                _mm256_set1_epi32(
-                                    x8_load32(xq[c] + 128 * h + 32 * s + 4 * (k + i))));
+                            acc[c][s] = gl_dpbusd256(acc[c][s], u[4 * i + s],
+                                                     _mm256_set1_epi32(x8_load32(
+                                                         xq[c] + 128 * h + 32 * s + 4 * (k + i))));
             }
 #pragma GCC unroll 4
             for (int s = 0; s < 4; s++) {

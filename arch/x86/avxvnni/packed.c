@@ -6,6 +6,7 @@
  * high nibble halves are two chains, so decode (one column) keeps two
  * vpdpbusd in flight per group. Integer sums are exact in any order: every
  * output equals generic's bit for bit. */
+#include "arch/x86/avx2/avx2.h"
 #include "arch/x86/avxvnni/avxvnni.h"
 
 /* columns per tile: vpdpbusd needs no temporaries, so eight fit the
@@ -33,7 +34,8 @@ GL_ALWAYS_INLINE void vn_q4_units(const uint8_t *qs, const int8_t *const *xq, __
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++) {
             isum[c] = gl_dpbusd256(isum[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            *VN_HI(sh, isum, c, nc) = gl_dpbusd256(*VN_HI(sh, isum, c, nc), hi, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+            *VN_HI(sh, isum, c, nc) = gl_dpbusd256(
+                *VN_HI(sh, isum, c, nc), hi, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
         }
     }
 #pragma GCC unroll 16
@@ -41,23 +43,40 @@ GL_ALWAYS_INLINE void vn_q4_units(const uint8_t *qs, const int8_t *const *xq, __
         isum[c] = _mm256_add_epi32(isum[c], sh[c]);
 }
 
-GL_ALWAYS_INLINE void vn_isums_q4(const block_q4_0x8 *blk, const int8_t *const *xq,
-                                  __m256i *isum, const int nc)
+GL_ALWAYS_INLINE void vn_isums_q4(const block_q4_0x8 *blk, const int8_t *const *xq, __m256i *isum,
+                                  const int nc)
 {
     vn_q4_units(blk->qs, xq, isum, nc);
 }
 
-#define X8_NAME  GL_VNNI_NAME(gl_matmul_q4_0_x8)
+#define X8_NAME  vn_q4_0_x8
 #define X8_WBLK  block_q4_0x8
 #define X8_SHIFT 3
 #define X8_ISUMS vn_isums_q4
+#define X8_LINK  static
 #include "arch/x86/avx2/x8_tmpl.h"
+
+/* Q4_0x8 / Q4_1x8 decode (one column) stays the AVX2 kernel: it streams at
+ * the memory's pace either way, and the vpdpbusd form measured slower (Zen
+ * 5, 2048 x 5632, one column: Q4_0 from DRAM 0.89-0.98x, Q4_1 in L2 0.86x
+ * over three runs; TinyLlama Q4_0 1-thread decode 0.93x); the tiles take
+ * vpdpbusd. */
+#define VN_DECODE_AVX2(name, avx2_tuned, vnni_tuned)                                               \
+    GL_ALWAYS_INLINE void name(const void *w, size_t w_row_bytes, const void *x, size_t x_stride,  \
+                               float *y, size_t y_stride, int n, int r0, int r1, int nb,           \
+                               const int tune)                                                     \
+    {                                                                                              \
+        (nb == 1 ? avx2_tuned : vnni_tuned)[tune](w, w_row_bytes, x, x_stride, y, y_stride, n, r0, \
+                                                  r1, nb);                                         \
+    }
+VN_DECODE_AVX2(vn_q4_0_impl, gl_matmul_q4_0_x8_avx2_tuned, vn_q4_0_x8_tuned)
+GL_TUNED_MATMULS(, GL_VNNI_NAME(gl_matmul_q4_0_x8), vn_q4_0_impl)
 
 /* Q8_0x8: a = w ^ 0x80 = w + 128 (unsigned), isum starts at -128 sum(x).
  * Exact for every int8 pair, -128 included; even and odd steps are two
  * chains. */
-GL_ALWAYS_INLINE void vn_isums_q8(const block_q8_0x8 *blk, const int8_t *const *xq,
-                                  __m256i *isum, const int nc)
+GL_ALWAYS_INLINE void vn_isums_q8(const block_q8_0x8 *blk, const int8_t *const *xq, __m256i *isum,
+                                  const int nc)
 {
     const __m256i bias = _mm256_set1_epi8(-128);
     __m256i s2[X8_C];
@@ -109,7 +128,8 @@ GL_ALWAYS_INLINE void vn_q5_units(const uint8_t *qh, const uint8_t *qs, const in
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++) {
             isum[c] = gl_dpbusd256(isum[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            *VN_HI(sh, isum, c, nc) = gl_dpbusd256(*VN_HI(sh, isum, c, nc), hi, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+            *VN_HI(sh, isum, c, nc) = gl_dpbusd256(
+                *VN_HI(sh, isum, c, nc), hi, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
         }
     }
 #pragma GCC unroll 16
@@ -117,8 +137,8 @@ GL_ALWAYS_INLINE void vn_q5_units(const uint8_t *qh, const uint8_t *qs, const in
         isum[c] = _mm256_add_epi32(isum[c], sh[c]);
 }
 
-GL_ALWAYS_INLINE void vn_isums_q5(const block_q5_0x8 *blk, const int8_t *const *xq,
-                                  __m256i *isum, const int nc)
+GL_ALWAYS_INLINE void vn_isums_q5(const block_q5_0x8 *blk, const int8_t *const *xq, __m256i *isum,
+                                  const int nc)
 {
     vn_q5_units(blk->qh, blk->qs, xq, isum, nc);
 }
@@ -151,7 +171,8 @@ GL_ALWAYS_INLINE void vn_isums_iq4nl(const block_iq4_nlx8 *blk, const int8_t *co
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++) {
             isum[c] = gl_dpbusd256(isum[c], ul, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            *VN_HI(sh, isum, c, nc) = gl_dpbusd256(*VN_HI(sh, isum, c, nc), uh, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+            *VN_HI(sh, isum, c, nc) = gl_dpbusd256(
+                *VN_HI(sh, isum, c, nc), uh, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
         }
     }
 #pragma GCC unroll 16
@@ -167,26 +188,30 @@ GL_ALWAYS_INLINE void vn_isums_iq4nl(const block_iq4_nlx8 *blk, const int8_t *co
 
 /* Q4_1x8 / Q5_1x8: the units above with a = q (no correction); the
  * offsets come in through the template's X8_MIN term */
-GL_ALWAYS_INLINE void vn_isums_q41(const block_q4_1x8 *blk, const int8_t *const *xq,
-                                   __m256i *isum, const int nc)
+GL_ALWAYS_INLINE void vn_isums_q41(const block_q4_1x8 *blk, const int8_t *const *xq, __m256i *isum,
+                                   const int nc)
 {
     vn_q4_units(blk->qs, xq, isum, nc);
 }
 
-#define X8_NAME  GL_VNNI_NAME(gl_matmul_q4_1_x8)
-#define X8_WBLK  block_q4_1x8
+#define X8_NAME vn_q4_1_x8
+#define X8_WBLK block_q4_1x8
 #define X8_MIN
 #define X8_ISUMS vn_isums_q41
+#define X8_LINK  static
 #include "arch/x86/avx2/x8_tmpl.h"
 
-GL_ALWAYS_INLINE void vn_isums_q51(const block_q5_1x8 *blk, const int8_t *const *xq,
-                                   __m256i *isum, const int nc)
+VN_DECODE_AVX2(vn_q4_1_impl, gl_matmul_q4_1_x8_avx2_tuned, vn_q4_1_x8_tuned)
+GL_TUNED_MATMULS(, GL_VNNI_NAME(gl_matmul_q4_1_x8), vn_q4_1_impl)
+
+GL_ALWAYS_INLINE void vn_isums_q51(const block_q5_1x8 *blk, const int8_t *const *xq, __m256i *isum,
+                                   const int nc)
 {
     vn_q5_units(blk->qh, blk->qs, xq, isum, nc);
 }
 
-#define X8_NAME  GL_VNNI_NAME(gl_matmul_q5_1_x8)
-#define X8_WBLK  block_q5_1x8
+#define X8_NAME GL_VNNI_NAME(gl_matmul_q5_1_x8)
+#define X8_WBLK block_q5_1x8
 #define X8_MIN
 #define X8_ISUMS vn_isums_q51
 #include "arch/x86/avx2/x8_tmpl.h"

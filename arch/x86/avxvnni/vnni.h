@@ -21,8 +21,8 @@ GL_ALWAYS_INLINE __m256i gl_dpbusd256(__m256i acc, __m256i u, __m256i x)
     const __m256i uo = _mm256_srli_epi16(u, 8);
     const __m256i xe = _mm256_srai_epi16(_mm256_slli_epi16(x, 8), 8);
     const __m256i xo = _mm256_srai_epi16(x, 8);
-    return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(ue, xe),
-                                                  _mm256_madd_epi16(uo, xo)));
+    return _mm256_add_epi32(acc,
+                            _mm256_add_epi32(_mm256_madd_epi16(ue, xe), _mm256_madd_epi16(uo, xo)));
 }
 #else
 #define GL_VNNI_SUFFIX _avxvnni
