@@ -13,34 +13,42 @@
  * registers (Zen 5 prefill tiles, 128 columns, against four: Q4_0 1.07x,
  * Q8_0 1.08x, Q4_1 1.09x) */
 #define X8_C 8
-/* the second chain of column c: its own register only for decode (one
- * column), where nothing else would overlap the vpdpbusd latencies */
-#define VN_HI(sh, isum, c, nc) ((nc) == 1 ? &(sh)[c] : &(isum)[c])
+/* Unit k of a 32-element block, its low-nibble bytes lo (elements 4 k ..
+ * 4 k + 3 of each row) and high ones hi (16 + 4 k ..), into the columns'
+ * sums. The high half's chain has its own register sh only for one
+ * column (decode's partial groups), where nothing else would overlap the
+ * vpdpbusd latencies; vn_lohi_end adds it in. */
+GL_ALWAYS_INLINE void vn_lohi(__m256i lo, __m256i hi, const int8_t *const *xq, int k, __m256i *isum,
+                              __m256i *sh, const int nc)
+{
+#pragma GCC unroll 16
+    for (int c = 0; c < nc; c++) {
+        __m256i *h = nc == 1 ? &sh[0] : &isum[c];
+        isum[c] = gl_dpbusd256(isum[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
+        *h = gl_dpbusd256(*h, hi, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
+    }
+}
+
+GL_ALWAYS_INLINE void vn_lohi_end(__m256i *isum, const __m256i *sh, const int nc)
+{
+    if (nc == 1)
+        isum[0] = _mm256_add_epi32(isum[0], sh[0]);
+}
 
 /* Q4_0x8 / Q4_1x8: a = nibble u in [0, 15] */
 GL_ALWAYS_INLINE void vn_q4_units(const uint8_t *qs, const int8_t *const *xq, __m256i *isum,
                                   const int nc)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
-    __m256i sh[X8_C];
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++)
-        sh[c] = _mm256_setzero_si256();
+    __m256i sh[1] = { _mm256_setzero_si256() };
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
         const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * k));
         const __m256i lo = _mm256_and_si256(v, m4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) {
-            isum[c] = gl_dpbusd256(isum[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            *VN_HI(sh, isum, c, nc) = gl_dpbusd256(
-                *VN_HI(sh, isum, c, nc), hi, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
-        }
+        vn_lohi(lo, hi, xq, k, isum, sh, nc);
     }
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++)
-        isum[c] = _mm256_add_epi32(isum[c], sh[c]);
+    vn_lohi_end(isum, sh, nc);
 }
 
 GL_ALWAYS_INLINE void vn_isums_q4(const block_q4_0x8 *blk, const int8_t *const *xq, __m256i *isum,
@@ -114,10 +122,7 @@ GL_ALWAYS_INLINE void vn_q5_units(const uint8_t *qh, const uint8_t *qs, const in
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f), m10 = _mm256_set1_epi8(0x10);
     const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
-    __m256i sh[X8_C];
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++)
-        sh[c] = _mm256_setzero_si256();
+    __m256i sh[1] = { _mm256_setzero_si256() };
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
         const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * k));
@@ -125,16 +130,9 @@ GL_ALWAYS_INLINE void vn_q5_units(const uint8_t *qh, const uint8_t *qs, const in
                                            _mm256_and_si256(_mm256_slli_epi16(h, 4 - k), m10));
         const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
                                            _mm256_and_si256(_mm256_srli_epi16(h, k), m10));
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) {
-            isum[c] = gl_dpbusd256(isum[c], lo, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            *VN_HI(sh, isum, c, nc) = gl_dpbusd256(
-                *VN_HI(sh, isum, c, nc), hi, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
-        }
+        vn_lohi(lo, hi, xq, k, isum, sh, nc);
     }
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++)
-        isum[c] = _mm256_add_epi32(isum[c], sh[c]);
+    vn_lohi_end(isum, sh, nc);
 }
 
 GL_ALWAYS_INLINE void vn_isums_q5(const block_q5_0x8 *blk, const int8_t *const *xq, __m256i *isum,
@@ -159,25 +157,15 @@ GL_ALWAYS_INLINE void vn_isums_iq4nl(const block_iq4_nlx8 *blk, const int8_t *co
     const __m256i tab = _mm256_xor_si256(
         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)gl_iq4nl_values)),
         _mm256_set1_epi8(-128));
-    __m256i sh[X8_C];
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++)
-        sh[c] = _mm256_setzero_si256();
+    __m256i sh[1] = { _mm256_setzero_si256() };
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
         const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
         const __m256i ul = _mm256_shuffle_epi8(tab, _mm256_and_si256(v, m4));
         const __m256i uh = _mm256_shuffle_epi8(tab, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) {
-            isum[c] = gl_dpbusd256(isum[c], ul, _mm256_set1_epi32(x8_load32(xq[c] + 4 * k)));
-            *VN_HI(sh, isum, c, nc) = gl_dpbusd256(
-                *VN_HI(sh, isum, c, nc), uh, _mm256_set1_epi32(x8_load32(xq[c] + 16 + 4 * k)));
-        }
+        vn_lohi(ul, uh, xq, k, isum, sh, nc);
     }
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++)
-        isum[c] = _mm256_add_epi32(isum[c], sh[c]);
+    vn_lohi_end(isum, sh, nc);
 }
 
 #define X8_NAME  GL_VNNI_NAME(gl_matmul_iq4_nl_x8)
