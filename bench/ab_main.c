@@ -44,7 +44,8 @@ static double quantile(double *v, int n, double q)
 static int usage(FILE *to, int rc)
 {
     fprintf(to, "usage: ab_main [--type T] [--backend NAME] [--n N] [--rows R] [--nb NB] "
-                "[--cold-mb M] [--rounds R] [--secs S] MODULE_A MODULE_B [...]\n");
+                "[--cold-mb M] [--rounds R] [--secs S] MODULE_A MODULE_B [...]\n"
+                "  MODULE@BACKEND: that module's kernel of BACKEND instead of --backend's\n");
     return rc;
 }
 

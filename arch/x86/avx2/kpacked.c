@@ -266,7 +266,6 @@ GL_ALWAYS_INLINE void kx_isums_q5K_avx2(const block_q5_Kx8 *blk, const int8_t *c
                                         const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
                                         const int nc, const kx_pf *pf)
 {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m10 = _mm256_set1_epi8(0x10);
     __m256i sc[2];
     kx_scales_mins8(blk->scales, xp, sc, imin, nc);
 #pragma GCC unroll 4
@@ -287,10 +286,8 @@ GL_ALWAYS_INLINE void kx_isums_q5K_avx2(const block_q5_Kx8 *blk, const int8_t *c
                     kx_pf_part(pf, 8 * i + k, 32, sizeof *blk);
                 const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (8 * i + k)));
                 const __m256i h = _mm256_loadu_si256((const __m256i *)(blk->qh + 32 * k));
-                const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, m4),
-                                                   _mm256_and_si256(kx_hbit8(h, 2 * i), m10));
-                const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
-                                                   _mm256_and_si256(kx_hbit8(h, 2 * i + 1), m10));
+                __m256i lo, hi;
+                kx_q5_lohi8(v, h, i, &lo, &hi);
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++) {
                     const __m256i xl = _mm256_set1_epi32(x8_load32(xq[c] + 64 * i + 4 * k));

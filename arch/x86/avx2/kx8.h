@@ -103,6 +103,17 @@ GL_ALWAYS_INLINE __m256i kx_q6_u(const block_q6_Kx8 *blk, int h, int s, int k)
 #define KL_DPWSSD(acc, a, b) _mm256_add_epi32(acc, _mm256_madd_epi16(a, b))
 #include "arch/x86/avx2/kx_unpack_tmpl.h"
 
+/* Q5_Kx8 unit k of pair i: the quants u <= 31 of sub-blocks 2 i (lo, low
+ * nibbles of v) and 2 i + 1 (hi, high nibbles), the fifth bit from qh unit k
+ * (bits 2 i and 2 i + 1 of each byte h) at bit 4 */
+GL_ALWAYS_INLINE void kx_q5_lohi8(__m256i v, __m256i h, int i, __m256i *lo, __m256i *hi)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m10 = _mm256_set1_epi8(0x10);
+    *lo = _mm256_or_si256(_mm256_and_si256(v, m4), _mm256_and_si256(kx_hbit8(h, 2 * i), m10));
+    *hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
+                          _mm256_and_si256(kx_hbit8(h, 2 * i + 1), m10));
+}
+
 /* Decode prefetch of one super-block of one stream (kx8_tmpl.h's
  * KX_ISUMS_PF): the lines at l2 (far: into L2 with prefetcht1, or with
  * prefetcht0 under a tune with far_t0, src/tune.h) and l1 (near, into L1),

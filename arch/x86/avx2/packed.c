@@ -84,16 +84,13 @@ GL_ALWAYS_INLINE void x8_isums_q8_avx2(const block_q8_0x8 *blk, const int8_t *co
 GL_ALWAYS_INLINE void x8_q5_units(const uint8_t *qh, const uint8_t *qs, const int8_t *const *xq,
                                   __m256i *isum, const int nc)
 {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m10 = _mm256_set1_epi8(0x10);
     const __m256i ones = _mm256_set1_epi16(1);
     const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
         const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * k));
-        const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, m4),
-                                           _mm256_and_si256(_mm256_slli_epi16(h, 4 - k), m10));
-        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
-                                           _mm256_and_si256(_mm256_srli_epi16(h, k), m10));
+        __m256i lo, hi;
+        x8_q5_lohi(v, h, k, &lo, &hi);
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++) {
             const __m256i xl = _mm256_set1_epi32(x8_load32(xq[c] + 4 * k));

@@ -114,6 +114,18 @@ GL_ALWAYS_INLINE __m256i x8_lane_mask(int lo, int hi)
                             _mm256_cmpgt_epi32(idx, _mm256_set1_epi32(lo - 1)));
 }
 
+/* Q5_0x8 / Q5_1x8 unit k (k < 4): the quants u = q in [0, 31] of its low
+ * (lo) and high (hi) nibbles, the fifth bit at bit 4 from the re-encoded
+ * qh lanes h with one shift (src/quant.h) */
+GL_ALWAYS_INLINE void x8_q5_lohi(__m256i v, __m256i h, int k, __m256i *lo, __m256i *hi)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m10 = _mm256_set1_epi8(0x10);
+    *lo = _mm256_or_si256(_mm256_and_si256(v, m4),
+                          _mm256_and_si256(_mm256_slli_epi16(h, 4 - k), m10));
+    *hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
+                          _mm256_and_si256(_mm256_srli_epi16(h, k), m10));
+}
+
 /* Half to float of one scalar (exact; F16C). */
 GL_ALWAYS_INLINE float gl_h2f(uint16_t h)
 {

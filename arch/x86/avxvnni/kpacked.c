@@ -22,7 +22,6 @@ GL_ALWAYS_INLINE void vn_q45K_pair(const __m256i sc[2], const uint8_t *qs, const
                                    const int nc, const kx_pf *pf, const int i)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f), mf0 = _mm256_set1_epi8((char)0xf0);
-    const __m256i m10 = _mm256_set1_epi8(0x10);
     __m256i al[KX_C], ah[KX_C];
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++)
@@ -34,11 +33,7 @@ GL_ALWAYS_INLINE void vn_q45K_pair(const __m256i sc[2], const uint8_t *qs, const
         const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (8 * i + k)));
         __m256i lo, hi;
         if (qh) {
-            const __m256i h = _mm256_loadu_si256((const __m256i *)(qh + 32 * k));
-            lo =
-                _mm256_or_si256(_mm256_and_si256(v, m4), _mm256_and_si256(kx_hbit8(h, 2 * i), m10));
-            hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
-                                 _mm256_and_si256(kx_hbit8(h, 2 * i + 1), m10));
+            kx_q5_lohi8(v, _mm256_loadu_si256((const __m256i *)(qh + 32 * k)), i, &lo, &hi);
         } else {
             lo = _mm256_and_si256(v, m4);
             hi = _mm256_and_si256(v, mf0);
@@ -109,9 +104,7 @@ GL_ALWAYS_INLINE void vn_isums_iq4xs(const block_iq4_xsx8 *blk, const int8_t *co
                                      const int nc, const kx_pf *pf)
 {
     (void)imin;
-    const __m256i tbl = _mm256_xor_si256(
-        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)gl_iq4nl_values)),
-        _mm256_set1_epi8(-128));
+    const __m256i tbl = vn_iq4_utable();
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     const __m256i l = _mm256_loadu_si256((const __m256i *)blk->scales_l);
     const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)blk->scales_h));

@@ -120,16 +120,13 @@ GL_ALWAYS_INLINE void vn_isums_q8(const block_q8_0x8 *blk, const int8_t *const *
 GL_ALWAYS_INLINE void vn_q5_units(const uint8_t *qh, const uint8_t *qs, const int8_t *const *xq,
                                   __m256i *isum, const int nc)
 {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m10 = _mm256_set1_epi8(0x10);
     const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
     __m256i sh[1] = { _mm256_setzero_si256() };
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
         const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * k));
-        const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, m4),
-                                           _mm256_and_si256(_mm256_slli_epi16(h, 4 - k), m10));
-        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
-                                           _mm256_and_si256(_mm256_srli_epi16(h, k), m10));
+        __m256i lo, hi;
+        x8_q5_lohi(v, h, k, &lo, &hi);
         vn_lohi(lo, hi, xq, k, isum, sh, nc);
     }
     vn_lohi_end(isum, sh, nc);
@@ -154,9 +151,7 @@ GL_ALWAYS_INLINE void vn_isums_iq4nl(const block_iq4_nlx8 *blk, const int8_t *co
                                      __m256i *isum, const int nc)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
-    const __m256i tab = _mm256_xor_si256(
-        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)gl_iq4nl_values)),
-        _mm256_set1_epi8(-128));
+    const __m256i tab = vn_iq4_utable();
     __m256i sh[1] = { _mm256_setzero_si256() };
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {

@@ -31,6 +31,16 @@ GL_ALWAYS_INLINE __m256i gl_dpbusd256(__m256i acc, __m256i u, __m256i x)
     return _mm256_dpbusd_avx_epi32(acc, u, x);
 }
 #endif
+/* IQ4_NL's / IQ4_XS's table values + 128 in [1, 241] (the table's sign
+ * bits flipped) in each 128-bit lane: vpdpbusd's unsigned operand, by
+ * vpshufb of a nibble */
+GL_ALWAYS_INLINE __m256i vn_iq4_utable(void)
+{
+    return _mm256_xor_si256(
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)gl_iq4nl_values)),
+        _mm256_set1_epi8(-128));
+}
+
 /* Symbol names carry the build's suffix, so both builds link side by side:
  * GL_VNNI_NAME(gl_matmul_q4_0_x8) is gl_matmul_q4_0_x8_avxvnni, and the
  * templates' table of its decode tunes GL_VNNI_TUNED(gl_matmul_q4_0_x8). */
