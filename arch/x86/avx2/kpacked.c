@@ -165,7 +165,7 @@ GL_ALWAYS_INLINE void kx_q3_finish(const kx8_s16 *st, __m256i *isum, const int n
 #define KS_ISUMS                       kx_isums_q3K_avx2
 #define KS_WBLK                        block_q3_Kx8
 #define KS_KSTEP                       2
-#define KS_UNITS(blk, h, k, u)         kx_q3_units8((blk)->q + 96 * (4 * (h) + (k) / 2), u)
+#define KS_UNITS(blk, h, k, u)         kx_q3_units8((blk)->q + 96 * (4 * (h) + (k) / 2), u, 0)
 #define KS_PREP(blk, xp, st, imin, nc) ((void)(imin), kx_q3_prep(blk, xp, st, nc))
 #define KS_SCALE(st, j)                kx_q6_scale((st)->sc, j, j)
 #define KS_FINISH(st, isum, nc)        kx_q3_finish(st, isum, nc)
@@ -244,7 +244,7 @@ GL_ALWAYS_INLINE void kx_isums_iq4xs_avx2(const block_iq4_xsx8 *blk, const int8_
 #define KS_ISUMS                       kx_isums_q2K_avx2
 #define KS_WBLK                        block_q2_Kx8
 #define KS_KSTEP                       1
-#define KS_UNITS(blk, h, k, u)         kx_q2_units8((blk)->qs + 32 * (8 * (h) + (k)), u)
+#define KS_UNITS(blk, h, k, u)         kx_q2_units8((blk)->qs + 32 * (8 * (h) + (k)), u, 0)
 #define KS_PREP(blk, xp, st, imin, nc) kx_q2_scales_mins8((blk)->scales, xp, (st)->sc, imin, nc)
 #define KS_SCALE(st, j)                _mm256_shuffle_epi8((st)->sc[(j) / 4], kx_pair16((j) % 4, (j) % 4))
 #define KS_FINISH(st, isum, nc)        ((void)(st), (void)(isum))

@@ -88,6 +88,7 @@ GL_ALWAYS_INLINE __m256i kx_q6_u(const block_q6_Kx8 *blk, int h, int s, int k)
 #define KL_V                 __m256i
 #define KL_BYTES             32
 #define KL_LOAD(p)           _mm256_loadu_si256((const __m256i *)(p))
+#define KL_LOAD_UNIT(p, pin) ((void)(pin), KL_LOAD(p))
 #define KL_AND(a, b)         _mm256_and_si256(a, b)
 #define KL_OR(a, b)          _mm256_or_si256(a, b)
 #define KL_SUB8(a, b)        _mm256_sub_epi8(a, b)

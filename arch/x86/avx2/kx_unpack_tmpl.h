@@ -5,6 +5,8 @@
  *   KL_FN(name)          name with the width's suffix (8 or 16)
  *   KL_V, KL_BYTES       the vector type and its size
  *   KL_LOAD(p)           unaligned load
+ *   KL_LOAD_UNIT(p, pin) a unit's unaligned load (pin: zmm simd.h
+ *                        gl512_loadu_unit)
  *   KL_AND KL_OR KL_SUB8 KL_SUB32 KL_SET1_8 KL_SET1_32
  *   KL_SRLI16 KL_SLLI16 KL_SRLI32 KL_SLLI32
  *   KL_ORAND(a, b, m)    a | (b & m)  (zmm: one vpternlogd)
@@ -49,10 +51,11 @@ GL_ALWAYS_INLINE KL_V KL_FN(kx_hbit)(KL_V h, int bit)
 /* Q3_K: a group's three loads at g give eight vectors of u = q + 4 in
  * [0, 7]: three per load at bits 0-2 and 3-5, and two more from bits 6-7
  * of the first two loads with bit 2 from the third's */
-GL_ALWAYS_INLINE void KL_FN(kx_q3_units)(const uint8_t *g, KL_V u[8])
+GL_ALWAYS_INLINE void KL_FN(kx_q3_units)(const uint8_t *g, KL_V u[8], const int pin)
 {
     const KL_V m7 = KL_SET1_8(7), m3 = KL_SET1_8(3), m4 = KL_SET1_8(4);
-    const KL_V b0 = KL_LOAD(g), b1 = KL_LOAD(g + KL_BYTES), b2 = KL_LOAD(g + 2 * KL_BYTES);
+    const KL_V b0 = KL_LOAD_UNIT(g, pin), b1 = KL_LOAD_UNIT(g + KL_BYTES, pin),
+               b2 = KL_LOAD_UNIT(g + 2 * KL_BYTES, pin);
     u[0] = KL_AND(b0, m7);
     u[1] = KL_AND(KL_SRLI16(b0, 3), m7);
     u[2] = KL_AND(b1, m7);
@@ -102,10 +105,10 @@ GL_ALWAYS_INLINE void KL_FN(kx_q2_scales_mins)(const uint8_t *scales, const kx_x
 }
 
 /* Q2_K: unit q's four vectors of 2-bit quants u_s = (v >> 2 s) & 3 */
-GL_ALWAYS_INLINE void KL_FN(kx_q2_units)(const uint8_t *q, KL_V u[4])
+GL_ALWAYS_INLINE void KL_FN(kx_q2_units)(const uint8_t *q, KL_V u[4], const int pin)
 {
     const KL_V m3 = KL_SET1_8(3);
-    const KL_V v = KL_LOAD(q);
+    const KL_V v = KL_LOAD_UNIT(q, pin);
     u[0] = KL_AND(v, m3);
     u[1] = KL_AND(KL_SRLI16(v, 2), m3);
     u[2] = KL_AND(KL_SRLI16(v, 4), m3);
@@ -125,6 +128,7 @@ GL_ALWAYS_INLINE KL_V KL_FN(kx_iq4_scale)(KL_V l, KL_V h, int j)
 #undef KL_V
 #undef KL_BYTES
 #undef KL_LOAD
+#undef KL_LOAD_UNIT
 #undef KL_AND
 #undef KL_OR
 #undef KL_SUB8

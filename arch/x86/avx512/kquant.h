@@ -43,6 +43,7 @@ GL_ALWAYS_INLINE __m512i kx512_ctl(__m256i ctl)
 #define KL_V                 __m512i
 #define KL_BYTES             64
 #define KL_LOAD(p)           _mm512_loadu_si512((const void *)(p))
+#define KL_LOAD_UNIT(p, pin) gl512_loadu_unit(p, pin)
 #define KL_AND(a, b)         _mm512_and_si512(a, b)
 #define KL_OR(a, b)          _mm512_or_si512(a, b)
 #define KL_SUB8(a, b)        _mm512_sub_epi8(a, b)
@@ -71,22 +72,22 @@ GL_ALWAYS_INLINE __m512i kx16_scaled_pair(const __m512i sc[2], int i, __m512i al
  * The low nibbles u, the high ones in place (v & 0xf0 = 16 u: a
  * chain sums at most 32 * 240 * 128) and their sum shifted back once */
 GL_ALWAYS_INLINE void kx16_q4_units(const block_q4_Kx16 *blk, int i, int k, __m512i *lo,
-                                    __m512i *hi)
+                                    __m512i *hi, const int pin)
 {
-    const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (8 * i + k)));
+    const __m512i v = gl512_loadu_unit(blk->qs + 64 * (8 * i + k), pin);
     *lo = _mm512_and_si512(v, _mm512_set1_epi8(0x0f));
     *hi = _mm512_and_si512(v, _mm512_set1_epi8((char)0xf0));
 }
 
-#define KP_ISUMS                       kx16_isums_q4K_vnni
-#define KP_ISUMS1                      kx16_isums1_q4K_vnni
-#define KP_WBLK                        block_q4_Kx16
-#define KP_PREP(blk, xp, sc, imin, nc) kx_scales_mins16((blk)->scales, xp, sc, imin, nc)
-#define KP_START(xp, j)                _mm512_setzero_si512()
-#define KP_UNITS(blk, i, k, lo, hi)    kx16_q4_units(blk, i, k, &(lo), &(hi))
-#define KP_PAIR(sc, i, al, ah)         kx16_scaled_pair(sc, i, al, gl512_srai4_epi32(ah))
-#define KP_PF_HEAD                     offsetof(block_q4_Kx16, qs)
-#define KP_PF_UNIT(i, k)               (offsetof(block_q4_Kx16, qs) + 64 * (8 * (i) + (k)))
+#define KP_ISUMS                         kx16_isums_q4K_vnni
+#define KP_ISUMS1                        kx16_isums1_q4K_vnni
+#define KP_WBLK                          block_q4_Kx16
+#define KP_PREP(blk, xp, sc, imin, nc)   kx_scales_mins16((blk)->scales, xp, sc, imin, nc)
+#define KP_START(xp, j)                  _mm512_setzero_si512()
+#define KP_UNITS(blk, i, k, lo, hi, pin) kx16_q4_units(blk, i, k, &(lo), &(hi), pin)
+#define KP_PAIR(sc, i, al, ah)           kx16_scaled_pair(sc, i, al, gl512_srai4_epi32(ah))
+#define KP_PF_HEAD                       offsetof(block_q4_Kx16, qs)
+#define KP_PF_UNIT(i, k)                 (offsetof(block_q4_Kx16, qs) + 64 * (8 * (i) + (k)))
 #include "arch/x86/avx512/kx16_sub8_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
@@ -104,26 +105,26 @@ GL_ALWAYS_INLINE void kx16_q4_units(const block_q4_Kx16 *blk, int i, int k, __m5
  * shifts of at most 4 (nothing from the neighbouring byte reaches bit 4).
  * Quants u <= 31: dpbusd sums at most 32 * 31 * 128 per sub-block. */
 GL_ALWAYS_INLINE void kx16_q5_units(const block_q5_Kx16 *blk, int i, int k, __m512i *lo,
-                                    __m512i *hi)
+                                    __m512i *hi, const int pin)
 {
     const __m512i m4 = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
-    const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (8 * i + k)));
-    const __m512i h = _mm512_loadu_si512((const void *)(blk->qh + 64 * k));
+    const __m512i v = gl512_loadu_unit(blk->qs + 64 * (8 * i + k), pin);
+    const __m512i h = gl512_loadu_unit(blk->qh + 64 * k, pin);
     *lo = _mm512_or_si512(_mm512_and_si512(v, m4), _mm512_and_si512(kx_hbit16(h, 2 * i), m10));
     *hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4),
                           _mm512_and_si512(kx_hbit16(h, 2 * i + 1), m10));
 }
 
-#define KP_ISUMS                       kx16_isums_q5K_vnni
-#define KP_ISUMS1                      kx16_isums1_q5K_vnni
-#define KP_WBLK                        block_q5_Kx16
-#define KP_PREP(blk, xp, sc, imin, nc) kx_scales_mins16((blk)->scales, xp, sc, imin, nc)
-#define KP_START(xp, j)                _mm512_setzero_si512()
-#define KP_UNITS(blk, i, k, lo, hi)    kx16_q5_units(blk, i, k, &(lo), &(hi))
-#define KP_PAIR(sc, i, al, ah)         kx16_scaled_pair(sc, i, al, ah)
-#define KP_PF_HEAD                     offsetof(block_q5_Kx16, qh)
-#define KP_PF_QH                       offsetof(block_q5_Kx16, qh)
-#define KP_PF_UNIT(i, k)               (offsetof(block_q5_Kx16, qs) + 64 * (8 * (i) + (k)))
+#define KP_ISUMS                         kx16_isums_q5K_vnni
+#define KP_ISUMS1                        kx16_isums1_q5K_vnni
+#define KP_WBLK                          block_q5_Kx16
+#define KP_PREP(blk, xp, sc, imin, nc)   kx_scales_mins16((blk)->scales, xp, sc, imin, nc)
+#define KP_START(xp, j)                  _mm512_setzero_si512()
+#define KP_UNITS(blk, i, k, lo, hi, pin) kx16_q5_units(blk, i, k, &(lo), &(hi), pin)
+#define KP_PAIR(sc, i, al, ah)           kx16_scaled_pair(sc, i, al, ah)
+#define KP_PF_HEAD                       offsetof(block_q5_Kx16, qh)
+#define KP_PF_QH                         offsetof(block_q5_Kx16, qh)
+#define KP_PF_UNIT(i, k)                 (offsetof(block_q5_Kx16, qs) + 64 * (8 * (i) + (k)))
 #include "arch/x86/avx512/kx16_sub8_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
@@ -161,13 +162,13 @@ typedef struct {
 /* the four 6-bit units u[s] of a group's three 64-byte loads at g. The
  * 16-bit shifts bring in bits of the next byte above each field, which the
  * two bit-selects (0xe4: c ? a : b) and the last mask drop. */
-GL_ALWAYS_INLINE void kx16_q6_units(const uint8_t *g, __m512i u[4])
+GL_ALWAYS_INLINE void kx16_q6_units(const uint8_t *g, __m512i u[4], const int pin)
 {
     const __m512i m6 = _mm512_set1_epi8(0x3f), m3 = _mm512_set1_epi8(0x03),
                   mf = _mm512_set1_epi8(0x0f);
-    const __m512i v0 = _mm512_loadu_si512((const void *)g);
-    const __m512i v1 = _mm512_loadu_si512((const void *)(g + 64));
-    const __m512i v2 = _mm512_loadu_si512((const void *)(g + 128));
+    const __m512i v0 = gl512_loadu_unit(g, pin);
+    const __m512i v1 = gl512_loadu_unit(g + 64, pin);
+    const __m512i v2 = gl512_loadu_unit(g + 128, pin);
     const __m512i t =
         _mm512_ternarylogic_epi32(_mm512_srli_epi16(v0, 6), _mm512_srli_epi16(v1, 4), m3, 0xe4);
     u[0] = _mm512_and_si512(v0, m6);
@@ -176,15 +177,15 @@ GL_ALWAYS_INLINE void kx16_q6_units(const uint8_t *g, __m512i u[4])
     u[3] = _mm512_and_si512(_mm512_ternarylogic_epi32(t, _mm512_srli_epi16(v2, 2), mf, 0xe4), m6);
 }
 
-#define KS_ISUMS                   kx16_isums_q6K_vnni
-#define KS_ISUMS1                  kx16_isums1_q6K_vnni
-#define KS_UNPACK                  kx16_unpack_q6K
-#define KS_ISUMS_U                 kx16_isums_u_q6K_vnni
-#define KS_WBLK                    block_q6_Kx16
-#define KS_KSTEP                   1
-#define KS_UNITS(blk, h, k, u)     kx16_q6_units((blk)->q + 64 * 3 * (8 * (h) + (k)), u)
-#define KS_START(xp, j)            _mm512_set1_epi32((xp)->q6c[j])
-#define KS_PREP(blk, xp, sc, m, n) ((void)(sc), (void)(m))
+#define KS_ISUMS                    kx16_isums_q6K_vnni
+#define KS_ISUMS1                   kx16_isums1_q6K_vnni
+#define KS_UNPACK                   kx16_unpack_q6K
+#define KS_ISUMS_U                  kx16_isums_u_q6K_vnni
+#define KS_WBLK                     block_q6_Kx16
+#define KS_KSTEP                    1
+#define KS_UNITS(blk, h, k, u, pin) kx16_q6_units((blk)->q + 64 * 3 * (8 * (h) + (k)), u, pin)
+#define KS_START(xp, j)             _mm512_set1_epi32((xp)->q6c[j])
+#define KS_PREP(blk, xp, sc, m, n)  ((void)(sc), (void)(m))
 #define KS_SCALE(blk, sc, j)                                                                       \
     _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)((blk)->scales + GL_X16_ROWS * (j))))
 #include "arch/x86/avx512/kx16_sub16_tmpl.h"
@@ -225,9 +226,9 @@ GL_ALWAYS_INLINE void kx16_iq4_scale_regs(const block_iq4_xsx16 *blk, __m512i *l
 /* unit k of sub-block j: the low nibbles of its load k (k < 4) or the
  * high ones of load k - 4, looked up; the two loads of a pair repeat for
  * k and k + 4 (the compiler keeps them) */
-GL_ALWAYS_INLINE __m512i kx16_iq4_unit(const block_iq4_xsx16 *blk, int j, int k)
+GL_ALWAYS_INLINE __m512i kx16_iq4_unit(const block_iq4_xsx16 *blk, int j, int k, const int pin)
 {
-    const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * (4 * j + k % 4)));
+    const __m512i v = gl512_loadu_unit(blk->qs + 64 * (4 * j + k % 4), pin);
     const __m512i n = k < 4 ? v : _mm512_srli_epi16(v, 4);
     return _mm512_shuffle_epi8(kx16_iq4_table(), _mm512_and_si512(n, _mm512_set1_epi8(0x0f)));
 }
@@ -248,8 +249,8 @@ GL_ALWAYS_INLINE __m512i kx16_iq4_pair(const __m512i sc[2], int i, __m512i al, _
 #define KP_WBLK                        block_iq4_xsx16
 #define KP_PREP(blk, xp, sc, imin, nc) ((void)(imin), kx16_iq4_prep(blk, sc))
 #define KP_START(xp, j)                _mm512_set1_epi32((xp)->iq4c[j])
-#define KP_UNITS(blk, i, k, lo, hi)                                                                \
-    ((lo) = kx16_iq4_unit(blk, 2 * (i), k), (hi) = kx16_iq4_unit(blk, 2 * (i) + 1, k))
+#define KP_UNITS(blk, i, k, lo, hi, pin)                                                           \
+    ((lo) = kx16_iq4_unit(blk, 2 * (i), k, pin), (hi) = kx16_iq4_unit(blk, 2 * (i) + 1, k, pin))
 #define KP_PAIR(sc, i, al, ah) kx16_iq4_pair(sc, i, al, ah)
 #define KP_PF_HEAD             offsetof(block_iq4_xsx16, qs)
 #define KP_PF_UNIT(i, k)       (offsetof(block_iq4_xsx16, qs) + 64 * (8 * (i) + (k)))
@@ -276,19 +277,19 @@ GL_ALWAYS_INLINE __m512i kx16_q3_scale(const __m512i sc[4], int j)
     return _mm512_srai_epi32(_mm512_shuffle_epi8(sc[j / 4], kx512_ctl(kx_byte32(j % 4, 1))), 24);
 }
 
-#define KS_ISUMS                   kx16_isums_q3K_vnni
-#define KS_ISUMS1                  kx16_isums1_q3K_vnni
-#define KS_UNPACK                  kx16_unpack_q3K
-#define KS_ISUMS_U                 kx16_isums_u_q3K_vnni
-#define KS_WBLK                    block_q3_Kx16
-#define KS_KSTEP                   2
-#define KS_UNITS(blk, h, k, u)     kx_q3_units16((blk)->q + 192 * (4 * (h) + (k) / 2), u)
-#define KS_PF_HEAD                 offsetof(block_q3_Kx16, q)
-#define KS_PF_UNIT(h, k)           (offsetof(block_q3_Kx16, q) + 192 * (4 * (h) + (k) / 2))
-#define KS_PF_UBYTES               192
-#define KS_START(xp, j)            _mm512_set1_epi32((xp)->q3c[j])
-#define KS_PREP(blk, xp, sc, m, n) ((void)(m), kx_q3_scales16((blk)->scales, (sc)->v))
-#define KS_SCALE(blk, sc, j)       kx16_q3_scale((sc)->v, j)
+#define KS_ISUMS                    kx16_isums_q3K_vnni
+#define KS_ISUMS1                   kx16_isums1_q3K_vnni
+#define KS_UNPACK                   kx16_unpack_q3K
+#define KS_ISUMS_U                  kx16_isums_u_q3K_vnni
+#define KS_WBLK                     block_q3_Kx16
+#define KS_KSTEP                    2
+#define KS_UNITS(blk, h, k, u, pin) kx_q3_units16((blk)->q + 192 * (4 * (h) + (k) / 2), u, pin)
+#define KS_PF_HEAD                  offsetof(block_q3_Kx16, q)
+#define KS_PF_UNIT(h, k)            (offsetof(block_q3_Kx16, q) + 192 * (4 * (h) + (k) / 2))
+#define KS_PF_UBYTES                192
+#define KS_START(xp, j)             _mm512_set1_epi32((xp)->q3c[j])
+#define KS_PREP(blk, xp, sc, m, n)  ((void)(m), kx_q3_scales16((blk)->scales, (sc)->v))
+#define KS_SCALE(blk, sc, j)        kx16_q3_scale((sc)->v, j)
 #include "arch/x86/avx512/kx16_sub16_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
@@ -315,17 +316,17 @@ GL_ALWAYS_INLINE __m512i kx16_q2_scale(const __m512i sc[4], int j)
     return _mm512_shuffle_epi8(sc[j / 4], kx512_ctl(kx_byte32(j % 4, 0)));
 }
 
-#define KS_ISUMS                   kx16_isums_q2K_vnni
-#define KS_ISUMS1                  kx16_isums1_q2K_vnni
-#define KS_WBLK                    block_q2_Kx16
-#define KS_KSTEP                   1
-#define KS_UNITS(blk, h, k, u)     kx_q2_units16((blk)->qs + 64 * (8 * (h) + (k)), u)
-#define KS_PF_HEAD                 offsetof(block_q2_Kx16, qs)
-#define KS_PF_UNIT(h, k)           (offsetof(block_q2_Kx16, qs) + 64 * (8 * (h) + (k)))
-#define KS_PF_UBYTES               64
-#define KS_START(xp, j)            _mm512_setzero_si512()
-#define KS_PREP(blk, xp, sc, m, n) kx_q2_scales_mins16((blk)->scales, xp, (sc)->v, m, n)
-#define KS_SCALE(blk, sc, j)       kx16_q2_scale((sc)->v, j)
+#define KS_ISUMS                    kx16_isums_q2K_vnni
+#define KS_ISUMS1                   kx16_isums1_q2K_vnni
+#define KS_WBLK                     block_q2_Kx16
+#define KS_KSTEP                    1
+#define KS_UNITS(blk, h, k, u, pin) kx_q2_units16((blk)->qs + 64 * (8 * (h) + (k)), u, pin)
+#define KS_PF_HEAD                  offsetof(block_q2_Kx16, qs)
+#define KS_PF_UNIT(h, k)            (offsetof(block_q2_Kx16, qs) + 64 * (8 * (h) + (k)))
+#define KS_PF_UBYTES                64
+#define KS_START(xp, j)             _mm512_setzero_si512()
+#define KS_PREP(blk, xp, sc, m, n)  kx_q2_scales_mins16((blk)->scales, xp, (sc)->v, m, n)
+#define KS_SCALE(blk, sc, j)        kx16_q2_scale((sc)->v, j)
 #include "arch/x86/avx512/kx16_sub16_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"

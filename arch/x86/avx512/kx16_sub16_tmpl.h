@@ -6,10 +6,12 @@
  *   KS_ISUMS, KS_ISUMS1  names of the two generated functions
  *   KS_WBLK              the layout's block type
  *   KS_KSTEP             16-byte units per KS_UNITS call: 1 or 2
- *   KS_UNITS(blk, h, k, u)
+ *   KS_UNITS(blk, h, k, u, pin)
  *                        u[4 i + s], i < KS_KSTEP, s < 4: the unsigned
  *                        quants of unit k + i (k < 8) of half h of sub-block
- *                        8 h + 2 s + (k + i) / 4, one 4-byte group per lane
+ *                        8 h + 2 s + (k + i) / 4, one 4-byte group per lane;
+ *                        pin: the tile paths' loads (simd.h
+ *                        gl512_loadu_unit)
  *   KS_START(xp, j)      sub-block j's chain start (the quants' offset
  *                        times the activation's sum, exactly; or zero)
  *   KS_PREP(blk, xp, sc, imin, nc)
@@ -75,7 +77,7 @@ GL_ALWAYS_INLINE void KS_CAT(KS_ISUMS, _at)(const KS_WBLK *blk, const uint8_t *u
                                 u[4 * i + s] =
                                     gl512_load_pinned(ub + 64 * (4 * (8 * h + k) + 4 * i + s));
                     } else {
-                        KS_UNITS(blk, h, k, u);
+                        KS_UNITS(blk, h, k, u, 1);
                     }
 #pragma GCC unroll 8
                     for (int c = 0; c < nc; c++)
@@ -116,7 +118,7 @@ GL_ALWAYS_INLINE void KS_UNPACK(const KS_WBLK *blk, uint8_t *ub)
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k += KS_KSTEP) {
             __m512i u[4 * KS_KSTEP];
-            KS_UNITS(blk, h, k, u);
+            KS_UNITS(blk, h, k, u, 1);
 #pragma GCC unroll 8
             for (int i = 0; i < 4 * KS_KSTEP; i++)
                 _mm512_store_si512((void *)(ub + 64 * (4 * (8 * h + k) + i)), u[i]);
@@ -167,7 +169,7 @@ GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_x
                 kx_pf_part(pf, (8 * h + 2 * kk) / KS_KSTEP + half, 16 / KS_KSTEP, sizeof *blk);
 #endif
                 __m512i u[4 * KS_KSTEP];
-                KS_UNITS(blk, h, k, u);
+                KS_UNITS(blk, h, k, u, 0);
 #pragma GCC unroll 2
                 for (int i = 0; i < KS_KSTEP; i++)
 #pragma GCC unroll 4

@@ -10,10 +10,11 @@
  *                        imin, for the nc columns' activation sums xp)
  *   KP_START(xp, j)      where sub-block j's chain starts (an offset
  *                        correction, or zero)
- *   KP_UNITS(blk, i, k, lo, hi)
+ *   KP_UNITS(blk, i, k, lo, hi, pin)
  *                        the unsigned quants of unit k (k < 8: elements
  *                        4 k .. 4 k + 3) of sub-blocks 2 i (lo) and 2 i + 1
- *                        (hi), one 4-byte group per lane
+ *                        (hi), one 4-byte group per lane; pin: the tile
+ *                        path's loads (simd.h gl512_loadu_unit)
  *   KP_PAIR(sc, i, al, ah)
  *                        the pair's chains times their scales
  *   KP_PF_UNIT(i, k), KP_PF_HEAD, KP_PF_QH
@@ -48,7 +49,7 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
             __m512i lo, hi;
-            KP_UNITS(blk, i, k, lo, hi);
+            KP_UNITS(blk, i, k, lo, hi, 1);
 #pragma GCC unroll 8
             for (int c = 0; c < nc; c++) {
                 al[c] = gl512_dpbusd_bcast(al[c], lo, xo[c] + 64 * i + 4 * k);
@@ -102,7 +103,7 @@ GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_x
 #pragma GCC unroll 4
         for (int i = 0; i < 4; i++) {
             __m512i lo, hi;
-            KP_UNITS(blk, i, k, lo, hi);
+            KP_UNITS(blk, i, k, lo, hi, 0);
             al[i] = gl512_dpbusd_bcast(al[i], lo, xq + 64 * i + 4 * k);
             ah[i] = gl512_dpbusd_bcast(ah[i], hi, xq + 64 * i + 32 + 4 * k);
         }

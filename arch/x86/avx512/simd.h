@@ -55,6 +55,27 @@ GL_ALWAYS_INLINE __m512i gl512_load_pinned(const void *p)
     return v;
 }
 
+/* A weight unit's 64 bytes at p (any alignment), loaded once into a
+ * register when pin, where gcc would fold the load into each of the two or
+ * three operations that use it (the K-quant units: v & 0x0f and v >> 4,
+ * ...) and so load every line two or three times. The tile paths pin:
+ * bench/ab_main, Zen 5, 2048 x 5632, 8 / 32 / 128 columns: Q4_Kx16
+ * 0.98 / 1.06 / 1.08x, Q5_Kx16 1.15 / 1.18 / 1.16x, Q6_Kx16 1.08 / 1.02 /
+ * 1.02x, IQ4_XSx16 1.04x, Q3_Kx16 1.15 / 1.01 / 1.01x, Q2_Kx16 1.06 / 1.07 /
+ * 1.08x. Decode from DRAM does not (pinned: 0.92-1.03x, Q3_Kx16 0.92x):
+ * there the folded loads stay. */
+GL_ALWAYS_INLINE __m512i gl512_loadu_unit(const void *p, const int pin)
+{
+    __m512i v = _mm512_loadu_si512(p);
+#ifndef GL_USE_SIMDE
+    if (pin)
+        __asm__("" : "+v"(v));
+#else
+    (void)pin;
+#endif
+    return v;
+}
+
 /* The first m (0..16) floats at p, zeros after; reads only those m. */
 GL_ALWAYS_INLINE __m512 gl512_load_part_ps(const float *p, int m)
 {

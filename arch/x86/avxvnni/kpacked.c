@@ -245,7 +245,7 @@ GL_ALWAYS_INLINE void vn_unpack_q6K(const block_q6_Kx8 *blk, uint8_t *ub)
 #define KS_ISUMS                       vn_isums_q3K
 #define KS_WBLK                        block_q3_Kx8
 #define KS_KSTEP                       2
-#define KS_UNITS(blk, h, k, u)         kx_q3_units8((blk)->q + 96 * (4 * (h) + (k) / 2), u)
+#define KS_UNITS(blk, h, k, u)         kx_q3_units8((blk)->q + 96 * (4 * (h) + (k) / 2), u, 0)
 #define KS_PREP(blk, xp, sc, imin, nc) ((void)(imin), kx_q3_scales8((blk)->scales, sc))
 #define KS_START(xp, j)                _mm256_set1_epi32((xp)->q3c[j])
 #define KS_SCALE(sc, j)                                                                            \
@@ -265,7 +265,7 @@ GL_ALWAYS_INLINE void vn_unpack_q6K(const block_q6_Kx8 *blk, uint8_t *ub)
 #define KS_ISUMS                       vn_isums_q2K
 #define KS_WBLK                        block_q2_Kx8
 #define KS_KSTEP                       1
-#define KS_UNITS(blk, h, k, u)         kx_q2_units8((blk)->qs + 32 * (8 * (h) + (k)), u)
+#define KS_UNITS(blk, h, k, u)         kx_q2_units8((blk)->qs + 32 * (8 * (h) + (k)), u, 0)
 #define KS_PREP(blk, xp, sc, imin, nc) kx_q2_scales_mins8((blk)->scales, xp, sc, imin, nc)
 #define KS_START(xp, j)                ((void)(xp), _mm256_setzero_si256())
 #define KS_SCALE(sc, j)                _mm256_shuffle_epi8((sc)[(j) / 4], kx_byte32((j) % 4, 0))
