@@ -185,7 +185,7 @@ GL_ALWAYS_INLINE void x16_q4_units(const uint8_t *qs, const int8_t *const *xq, _
     }
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * k));
+        const __m512i v = gl512_loadu_unit(qs + 64 * k, 1);
         const __m512i lo = _mm512_and_si512(v, m4);
         const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
         x16_dot_unit(isum, lo, hi, xq, k, nc);
@@ -232,10 +232,10 @@ GL_ALWAYS_INLINE void x16_q5_units(const uint8_t *qh, const uint8_t *qs, const i
                                    __m512i *isum, const int nc)
 {
     const __m512i m4 = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
-    const __m512i h = _mm512_loadu_si512((const void *)qh);
+    const __m512i h = gl512_loadu_unit(qh, nc > 2);
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * k));
+        const __m512i v = gl512_loadu_unit(qs + 64 * k, nc > 2);
         /* a | (b & c) */
         const __m512i lo = _mm512_ternarylogic_epi32(_mm512_and_si512(v, m4),
                                                      _mm512_slli_epi16(h, 4 - k), m10, 0xf8);
@@ -274,7 +274,7 @@ GL_ALWAYS_INLINE void x16_isums_iq4nl_vnni(const block_iq4_nlx16 *blk, const int
                          _mm512_set1_epi8((char)0x80));
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m512i v = _mm512_loadu_si512((const void *)(blk->qs + 64 * k));
+        const __m512i v = gl512_loadu_unit(blk->qs + 64 * k, nc > 2);
         const __m512i lo = _mm512_shuffle_epi8(tab, _mm512_and_si512(v, m4));
         const __m512i hi = _mm512_shuffle_epi8(tab, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
         x16_dot_unit(isum, lo, hi, xq, k, nc);
