@@ -30,7 +30,7 @@ GL_ALWAYS_INLINE void kx_isums_q4K_avx2(const block_q4_Kx8 *blk, const int8_t *c
         for (int k = 0; k < 8; k++) {
             if (pf)
                 kx_pf_part(pf, 8 * i + k, 32, sizeof *blk);
-            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (8 * i + k)));
+            const __m256i v = gl256_loadu_unit(blk->qs + 32 * (8 * i + k));
             const __m256i lo = _mm256_and_si256(v, m4);
             const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
 #pragma GCC unroll 8
@@ -211,7 +211,7 @@ GL_ALWAYS_INLINE void kx_isums_iq4xs_avx2(const block_iq4_xsx8 *blk, const int8_
         const __m256i sj = kx_iq4_scale_pair(l, h, j);
 #pragma GCC unroll 4
         for (int kk = 0; kk < 4; kk++) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (4 * j + kk)));
+            const __m256i v = gl256_loadu_unit(blk->qs + 32 * (4 * j + kk));
             const __m256i wl = _mm256_shuffle_epi8(tbl, _mm256_and_si256(v, m4));
             const __m256i wh =
                 _mm256_shuffle_epi8(tbl, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
@@ -284,8 +284,8 @@ GL_ALWAYS_INLINE void kx_isums_q5K_avx2(const block_q5_Kx8 *blk, const int8_t *c
                 const int k = 4 * kh + kk;
                 if (pf)
                     kx_pf_part(pf, 8 * i + k, 32, sizeof *blk);
-                const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (8 * i + k)));
-                const __m256i h = _mm256_loadu_si256((const __m256i *)(blk->qh + 32 * k));
+                const __m256i v = gl256_loadu_unit(blk->qs + 32 * (8 * i + k));
+                const __m256i h = gl256_loadu_unit(blk->qh + 32 * k);
                 __m256i lo, hi;
                 kx_q5_lohi8(v, h, i, &lo, &hi);
 #pragma GCC unroll 8

@@ -19,7 +19,7 @@ GL_ALWAYS_INLINE void x8_q4_units(const uint8_t *qs, const int8_t *const *xq, __
         s16[c] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * k));
+        const __m256i v = gl256_loadu_unit(qs + 32 * k);
         const __m256i lo = _mm256_and_si256(v, m4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
 #pragma GCC unroll 16
@@ -60,7 +60,7 @@ GL_ALWAYS_INLINE void x8_isums_q8_avx2(const block_q8_0x8 *blk, const int8_t *co
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 8
     for (int k = 0; k < 8; k++) {
-        const __m256i w = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
+        const __m256i w = gl256_loadu_unit(blk->qs + 32 * k);
         const __m256i aw = _mm256_abs_epi8(w);
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++) {
@@ -126,7 +126,7 @@ GL_ALWAYS_INLINE void x8_isums_iq4nl_avx2(const block_iq4_nlx8 *blk, const int8_
         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)gl_iq4nl_values));
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
+        const __m256i v = gl256_loadu_unit(blk->qs + 32 * k);
         const __m256i wl = _mm256_shuffle_epi8(tab, _mm256_and_si256(v, m4));
         const __m256i wh = _mm256_shuffle_epi8(tab, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
         const __m256i al = _mm256_abs_epi8(wl), ah = _mm256_abs_epi8(wh);

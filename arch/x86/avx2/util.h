@@ -99,6 +99,24 @@ GL_ALWAYS_INLINE const int8_t *gl_opaque_ptr(const int8_t *p)
     return p;
 }
 
+/* A 4-bit layout's unit of weights (the nibbles that two masks or
+ * shifts take apart), loaded once into a register where gcc would fold the
+ * load into both operations and read each line twice (arch/x86/avx512/
+ * simd.h gl512_loadu_unit). bench/ab_main, Zen 5, two runs each way, 2048 x
+ * 5632: AVX2 Q4_K decode 1.04-1.09x, tiles (128 columns) 1.06-1.09x, Q4_0
+ * tiles 1.01-1.04x, Q5_K tiles 1.03-1.05x; AVX-VNNI Q4_0 / Q4_K tiles
+ * 1.05-1.09x, Q5_0 and IQ4_XS 1.03-1.05x; decode otherwise within the noise.
+ * Where it did not pay the loads fold: the 6-, 3- and 2-bit units (kx8.h;
+ * Q6_K decode 0.93-0.95x) and AVX2's Q5_0 / Q5_1 units (decode 0.92-1.07x). */
+GL_ALWAYS_INLINE __m256i gl256_loadu_unit(const void *p)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)p);
+#ifndef GL_USE_SIMDE
+    __asm__("" : "+x"(v));
+#endif
+    return v;
+}
+
 GL_ALWAYS_INLINE int32_t x8_load32(const void *p)
 {
     int32_t v;

@@ -30,10 +30,10 @@ GL_ALWAYS_INLINE void vn_q45K_pair(const __m256i sc[2], const uint8_t *qs, const
     for (int k = 0; k < 8; k++) {
         if (pf)
             kx_pf_part(pf, 8 * i + k, 32, blk_bytes);
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (8 * i + k)));
+        const __m256i v = gl256_loadu_unit(qs + 32 * (8 * i + k));
         __m256i lo, hi;
         if (qh) {
-            kx_q5_lohi8(v, _mm256_loadu_si256((const __m256i *)(qh + 32 * k)), i, &lo, &hi);
+            kx_q5_lohi8(v, gl256_loadu_unit(qh + 32 * k), i, &lo, &hi);
         } else {
             lo = _mm256_and_si256(v, m4);
             hi = _mm256_and_si256(v, mf0);
@@ -118,7 +118,7 @@ GL_ALWAYS_INLINE void vn_isums_iq4xs(const block_iq4_xsx8 *blk, const int8_t *co
             a[c] = _mm256_set1_epi32(xp[c]->iq4c[j]);
 #pragma GCC unroll 4
         for (int kk = 0; kk < 4; kk++) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * (4 * j + kk)));
+            const __m256i v = gl256_loadu_unit(blk->qs + 32 * (4 * j + kk));
             const __m256i ul = _mm256_shuffle_epi8(tbl, _mm256_and_si256(v, m4));
             const __m256i uh =
                 _mm256_shuffle_epi8(tbl, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));

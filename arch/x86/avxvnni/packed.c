@@ -43,7 +43,7 @@ GL_ALWAYS_INLINE void vn_q4_units(const uint8_t *qs, const int8_t *const *xq, __
     __m256i sh[1] = { _mm256_setzero_si256() };
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * k));
+        const __m256i v = gl256_loadu_unit(qs + 32 * k);
         const __m256i lo = _mm256_and_si256(v, m4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
         vn_lohi(lo, hi, xq, k, isum, sh, nc);
@@ -120,11 +120,11 @@ GL_ALWAYS_INLINE void vn_isums_q8(const block_q8_0x8 *blk, const int8_t *const *
 GL_ALWAYS_INLINE void vn_q5_units(const uint8_t *qh, const uint8_t *qs, const int8_t *const *xq,
                                   __m256i *isum, const int nc)
 {
-    const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+    const __m256i h = gl256_loadu_unit(qh);
     __m256i sh[1] = { _mm256_setzero_si256() };
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * k));
+        const __m256i v = gl256_loadu_unit(qs + 32 * k);
         __m256i lo, hi;
         x8_q5_lohi(v, h, k, &lo, &hi);
         vn_lohi(lo, hi, xq, k, isum, sh, nc);
@@ -155,7 +155,7 @@ GL_ALWAYS_INLINE void vn_isums_iq4nl(const block_iq4_nlx8 *blk, const int8_t *co
     __m256i sh[1] = { _mm256_setzero_si256() };
 #pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk->qs + 32 * k));
+        const __m256i v = gl256_loadu_unit(blk->qs + 32 * k);
         const __m256i ul = _mm256_shuffle_epi8(tab, _mm256_and_si256(v, m4));
         const __m256i uh = _mm256_shuffle_epi8(tab, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
         vn_lohi(ul, uh, xq, k, isum, sh, nc);
