@@ -60,9 +60,10 @@ GL_ALWAYS_INLINE __m512i gl512_load_pinned(const void *p)
  * three operations that use it (the K-quant units: v & 0x0f and v >> 4,
  * ...) and so load every line two or three times. The tile paths pin:
  * bench/ab_main, Zen 5, 2048 x 5632, 8 / 32 / 128 columns: Q4_Kx16
- * 0.98 / 1.06 / 1.08x, Q5_Kx16 1.15 / 1.18 / 1.16x, Q6_Kx16 1.08 / 1.02 /
- * 1.02x, IQ4_XSx16 1.04x, Q3_Kx16 1.15 / 1.01 / 1.01x, Q2_Kx16 1.06 / 1.07 /
- * 1.08x; the 32-element layouts' wide tiles (kernels.c) at 8 / 32 / 128:
+ * 1.07 / 1.06 / 1.07x, Q5_Kx16 1.13 / 1.11 / 1.06x, Q6_Kx16 1.04 / 1.01 /
+ * 1.00x, IQ4_XSx16 1.05x, Q3_Kx16 1.15 / 1.04 / 1.00x, Q2_Kx16 1.06 / 1.07 /
+ * 1.03x (bench/RESULTS.md 2026-12-05, sixth sitting); the 32-element
+ * layouts' wide tiles (kernels.c) at 8 / 32 / 128:
  * Q4_0x16 1.05 / 1.06 / 1.07x, Q5_0x16 1.10 / 1.11 / 1.19x, IQ4_NLx16
  * 1.04-1.05x, Q4_1x16 / Q5_1x16 1.00-1.04x. Decode from DRAM does not
  * (pinned: 0.92-1.03x, Q3_Kx16 0.92x): there the folded loads stay. */
