@@ -96,6 +96,9 @@ GL_ALWAYS_INLINE void KS_CAT(KS_ISUMS, _at)(const KS_WBLK *blk, const uint8_t *u
                     for (int c = 0; c < nc; c++)
                         isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c][s], scj));
                 }
+#pragma GCC unroll 8
+                for (int c = 0; c < nc; c++)
+                    gl512_settle(&isum[c]);
             }
 }
 

@@ -79,6 +79,17 @@ GL_ALWAYS_INLINE __m512i gl512_loadu_unit(const void *p, const int pin)
     return v;
 }
 
+/* v as a value gcc must have computed here: a tile's sums kept at the end
+ * of each pass, so their multiply-adds cannot sink below the later passes */
+GL_ALWAYS_INLINE void gl512_settle(__m512i *v)
+{
+#if !defined(GL_USE_SIMDE) && !defined(GL_NO_SETTLE_EXP)
+    __asm__("" : "+v"(*v));
+#else
+    (void)v;
+#endif
+}
+
 /* The first m (0..16) floats at p, zeros after; reads only those m. */
 GL_ALWAYS_INLINE __m512 gl512_load_part_ps(const float *p, int m)
 {
