@@ -43,8 +43,9 @@ GL_ALWAYS_INLINE void kx_isums_q4K_avx2(const block_q4_Kx8 *blk, const int8_t *c
         }
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
-            isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(pl[c], s_lo),
-                                                                 _mm256_madd_epi16(ph[c], s_hi)));
+            isum[c] = gl256_settled(
+                _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(pl[c], s_lo),
+                                                           _mm256_madd_epi16(ph[c], s_hi))));
     }
 }
 
@@ -298,9 +299,9 @@ GL_ALWAYS_INLINE void kx_isums_q5K_avx2(const block_q5_Kx8 *blk, const int8_t *c
             }
 #pragma GCC unroll 8
             for (int c = 0; c < nc; c++)
-                isum[c] =
+                isum[c] = gl256_settled(
                     _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(pl[c], s_lo),
-                                                               _mm256_madd_epi16(ph[c], s_hi)));
+                                                               _mm256_madd_epi16(ph[c], s_hi))));
         }
     }
 }

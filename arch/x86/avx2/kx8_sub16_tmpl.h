@@ -61,7 +61,8 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
                 const __m256i scj = KS_SCALE(&st, 8 * h + 2 * s + half);
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++)
-                    isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(acc[c][s], scj));
+                    isum[c] =
+                        gl256_settled(_mm256_add_epi32(isum[c], _mm256_madd_epi16(acc[c][s], scj)));
             }
         }
     KS_FINISH(&st, isum, nc);

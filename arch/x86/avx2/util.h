@@ -117,6 +117,21 @@ GL_ALWAYS_INLINE __m256i gl256_loadu_unit(const void *p)
     return v;
 }
 
+/* v, computed here: a tile's sums taken as they are at the end of each
+ * pass, so gcc cannot sink the pass's multiply-adds below later passes and
+ * spill their chains meanwhile (arch/x86/avx512/simd.h gl512_settled).
+ * bench/ab_main, Zen 5, 8 and 128 columns: AVX2 Q4_K 1.05-1.11x, Q5_K
+ * 1.04-1.09x, Q3_K 1.03x, Q2_K 1.08-1.11x; AVX-VNNI Q6_K 1.05-1.09x, Q3_K
+ * 1.06-1.08x, Q2_K 1.11-1.12x. Not where it did not pay: AVX-VNNI's Q4_K
+ * (0.91x at 8 columns) and IQ4_XS (1.00x). */
+GL_ALWAYS_INLINE __m256i gl256_settled(__m256i v)
+{
+#ifndef GL_USE_SIMDE
+    __asm__("" : "+x"(v));
+#endif
+    return v;
+}
+
 GL_ALWAYS_INLINE int32_t x8_load32(const void *p)
 {
     int32_t v;

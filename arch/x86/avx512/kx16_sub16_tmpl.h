@@ -98,7 +98,7 @@ GL_ALWAYS_INLINE void KS_CAT(KS_ISUMS, _at)(const KS_WBLK *blk, const uint8_t *u
                 }
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++)
-                    gl512_settle(&isum[c]);
+                    isum[c] = gl512_settled(isum[c]);
             }
 }
 

@@ -57,10 +57,8 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
             }
         }
 #pragma GCC unroll 8
-        for (int c = 0; c < nc; c++) {
-            isum[c] = _mm512_add_epi32(isum[c], KP_PAIR(sc, i, al[c], ah[c]));
-            gl512_settle(&isum[c]);
-        }
+        for (int c = 0; c < nc; c++)
+            isum[c] = gl512_settled(_mm512_add_epi32(isum[c], KP_PAIR(sc, i, al[c], ah[c])));
     }
 }
 

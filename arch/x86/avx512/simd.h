@@ -79,15 +79,21 @@ GL_ALWAYS_INLINE __m512i gl512_loadu_unit(const void *p, const int pin)
     return v;
 }
 
-/* v as a value gcc must have computed here: a tile's sums kept at the end
- * of each pass, so their multiply-adds cannot sink below the later passes */
-GL_ALWAYS_INLINE void gl512_settle(__m512i *v)
+/* v, computed here. A K-quant tile sums each pass's chains times their
+ * scales into isum; gcc, free to reorder integer adds, sank every pass's
+ * multiply-adds below the last pass, so all the chains of a super-block
+ * were live at once and went to the stack (Q6_Kx16's unpacked tile: 510
+ * vpdpbusd in a row, then 128 vpmulld, 1511 stack accesses). Taking isum
+ * as it is at the end of each pass keeps the passes apart: bench/ab_main,
+ * Zen 5, 2048 x 5632, 4 to 128 columns, Q6_Kx16 / Q3_Kx16 / Q2_Kx16 tiles
+ * 1.21-1.32x, Q4_Kx16 1.05-1.15x, Q5_Kx16 1.07-1.11x, IQ4_XSx16 1.12-1.15x
+ * (bench/RESULTS.md 2026-12-05, sixth sitting). No instruction. */
+GL_ALWAYS_INLINE __m512i gl512_settled(__m512i v)
 {
-#if !defined(GL_USE_SIMDE) && !defined(GL_NO_SETTLE_EXP)
-    __asm__("" : "+v"(*v));
-#else
-    (void)v;
+#ifndef GL_USE_SIMDE
+    __asm__("" : "+v"(v));
 #endif
+    return v;
 }
 
 /* The first m (0..16) floats at p, zeros after; reads only those m. */

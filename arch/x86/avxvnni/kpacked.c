@@ -179,7 +179,7 @@ GL_ALWAYS_INLINE void vn_q6K_sub(const block_q6_Kx8 *blk, const uint8_t *ub,
     const __m256i sc = _mm256_srai_epi32(_mm256_shuffle_epi8(s4, kx_byte32(j % 4, 1)), 24);
 #pragma GCC unroll 8
     for (int c = 0; c < nc; c++)
-        isum[c] = _mm256_add_epi32(isum[c], _mm256_mullo_epi32(a[c], sc));
+        isum[c] = gl256_settled(_mm256_add_epi32(isum[c], _mm256_mullo_epi32(a[c], sc)));
 }
 
 /* Tile path: a loop over the chunks, two at a time. Fully unrolled, the
