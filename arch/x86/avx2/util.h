@@ -99,6 +99,16 @@ GL_ALWAYS_INLINE const int8_t *gl_opaque_ptr(const int8_t *p)
     return p;
 }
 
+/* Keeps vector v in a register as it is at this point: gcc can neither
+ * re-derive it from memory (fold its load into each use) nor move what
+ * computes it past here. An empty asm, no instruction; nothing under SIMDe,
+ * whose vectors are not registers. */
+#ifdef GL_USE_SIMDE
+#define GL_IN_REG(v) ((void)(v))
+#else
+#define GL_IN_REG(v) __asm__("" : "+v"(v))
+#endif
+
 /* A 4-bit layout's unit of weights (the nibbles that two masks or
  * shifts take apart), loaded once into a register where gcc would fold the
  * load into both operations and read each line twice (arch/x86/avx512/
@@ -111,9 +121,7 @@ GL_ALWAYS_INLINE const int8_t *gl_opaque_ptr(const int8_t *p)
 GL_ALWAYS_INLINE __m256i gl256_loadu_unit(const void *p)
 {
     __m256i v = _mm256_loadu_si256((const __m256i *)p);
-#ifndef GL_USE_SIMDE
-    __asm__("" : "+x"(v));
-#endif
+    GL_IN_REG(v);
     return v;
 }
 
@@ -126,9 +134,7 @@ GL_ALWAYS_INLINE __m256i gl256_loadu_unit(const void *p)
  * (0.91x at 8 columns) and IQ4_XS (1.00x). */
 GL_ALWAYS_INLINE __m256i gl256_settled(__m256i v)
 {
-#ifndef GL_USE_SIMDE
-    __asm__("" : "+x"(v));
-#endif
+    GL_IN_REG(v);
     return v;
 }
 

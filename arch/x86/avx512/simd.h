@@ -49,9 +49,7 @@ GL_ALWAYS_INLINE __m512i gl512_dpbusd_bcast(__m512i acc, __m512i u, const void *
 GL_ALWAYS_INLINE __m512i gl512_load_pinned(const void *p)
 {
     __m512i v = _mm512_load_si512(p);
-#ifndef GL_USE_SIMDE
-    __asm__("" : "+v"(v));
-#endif
+    GL_IN_REG(v);
     return v;
 }
 
@@ -70,12 +68,8 @@ GL_ALWAYS_INLINE __m512i gl512_load_pinned(const void *p)
 GL_ALWAYS_INLINE __m512i gl512_loadu_unit(const void *p, const int pin)
 {
     __m512i v = _mm512_loadu_si512(p);
-#ifndef GL_USE_SIMDE
     if (pin)
-        __asm__("" : "+v"(v));
-#else
-    (void)pin;
-#endif
+        GL_IN_REG(v);
     return v;
 }
 
@@ -90,9 +84,7 @@ GL_ALWAYS_INLINE __m512i gl512_loadu_unit(const void *p, const int pin)
  * (bench/RESULTS.md 2026-12-05, sixth sitting). No instruction. */
 GL_ALWAYS_INLINE __m512i gl512_settled(__m512i v)
 {
-#ifndef GL_USE_SIMDE
-    __asm__("" : "+v"(v));
-#endif
+    GL_IN_REG(v);
     return v;
 }
 
