@@ -98,6 +98,113 @@ static void gelu_f16(const gl_kernels *k, float *x, int n)
     k->round_f16(x, n);
 }
 
+/* ---- the steps between the products, one row (token) at a time ----------
+ * A prompt's rows are independent between the products, and each row's
+ * step is the same arithmetic whichever thread runs it, so a chunk of
+ * many rows is split over the pool (one thread ran them all while the
+ * others waited: ~10 % of a 2-thread prefill); a decode step's one row
+ * stays on the caller, where a region would cost more than it saves. */
+
+typedef void row_fn(gl_ctx *c, const gl_layer *L, int b);
+
+typedef struct row_task {
+    gl_ctx *c;
+    const gl_layer *L;
+    row_fn *fn;
+    int nb;
+} row_task;
+
+static void row_worker(void *arg, int ith, int nth)
+{
+    const row_task *t = arg;
+    int b0, b1;
+    gl_split_range(t->nb, 1, ith, nth, &b0, &b1);
+    for (int b = b0; b < b1; b++)
+        t->fn(t->c, t->L, b);
+}
+
+/* fn on rows [0, nb); n: the floats one row's step touches, for the
+ * threshold */
+static void each_row(gl_ctx *c, const gl_layer *L, int nb, int n, row_fn *fn)
+{
+    row_task t = { .c = c, .L = L, .fn = fn, .nb = nb };
+    if ((double)nb * n >= GL_MIN_PARALLEL_WORK)
+        gl_threadpool_run(c->pool, row_worker, &t);
+    else
+        row_worker(&t, 0, 1);
+}
+
+/* The attention block's input: RMSNorm of the residual stream. */
+static void attn_in_row(gl_ctx *c, const gl_layer *L, int b)
+{
+    const int dim = c->m->cfg.dim;
+    float *xb = c->xb + (size_t)b * dim;
+    c->k->rmsnorm(xb, c->x + (size_t)b * dim, L->attn_norm, dim, c->m->cfg.norm_eps);
+    round_input(c->k, &L->wq, xb, (size_t)dim);
+}
+
+/* Q, K and V of a row made ready for attention: biases, per-head norms,
+ * RoPE at the row's position, the query prescale; K and V into the chunk
+ * that the cache takes. */
+static void qkv_row(gl_ctx *c, const gl_layer *L, int b)
+{
+    const gl_config *cfg = &c->m->cfg;
+    const gl_kernels *k = c->k;
+    const int hd = cfg->head_dim, q_dim = cfg->n_heads * hd, kv_dim = cfg->n_kv_heads * hd;
+    float *q = c->q + (size_t)b * q_dim;
+    float *kc = c->kcur + (size_t)b * kv_dim, *vc = c->vcur + (size_t)b * kv_dim;
+    add_bias_rows(k, q, L->bq, q_dim, 1);
+    add_bias_rows(k, kc, L->bk, kv_dim, 1);
+    add_bias_rows(k, vc, L->bv, kv_dim, 1);
+    norm_heads(k, q, L->q_norm, cfg->n_heads, hd, cfg->norm_eps);
+    norm_heads(k, kc, L->k_norm, cfg->n_kv_heads, hd, cfg->norm_eps);
+    const float *cs = c->rope_cs + (size_t)b * cfg->rope_dim;
+    rope(q, cfg->n_heads, hd, cfg->rope_dim, cfg->rope_style, cs);
+    rope(kc, cfg->n_kv_heads, hd, cfg->rope_dim, cfg->rope_style, cs);
+    for (int i = 0; cfg->q_prescale && i < q_dim; i++)
+        q[i] *= cfg->attn_scale;
+    gl_kv_chunk_put(c, b, kc, vc);
+}
+
+/* The output projection's result into the residual stream, then the FFN
+ * block's input: RMSNorm of that stream. */
+static void ffn_in_row(gl_ctx *c, const gl_layer *L, int b)
+{
+    const gl_config *cfg = &c->m->cfg;
+    const int dim = cfg->dim;
+    float *x = c->x + (size_t)b * dim, *xb = c->xb + (size_t)b * dim;
+    norm_rows(c->k, xb, L->post_attn_norm, dim, 1, cfg->norm_eps);
+    for (int i = 0; i < dim; i++)
+        x[i] += xb[i];
+    c->k->rmsnorm(xb, x, L->ffn_norm, dim, cfg->norm_eps);
+    round_input(c->k, &L->w_gate, xb, (size_t)dim);
+}
+
+/* The gated activation: SwiGLU, or GeGLU at F16 precision (gemma2). */
+static void ffn_act_row(gl_ctx *c, const gl_layer *L, int b)
+{
+    const gl_config *cfg = &c->m->cfg;
+    float *h = c->hb + (size_t)b * cfg->ffn_dim, *u = c->hb2 + (size_t)b * cfg->ffn_dim;
+    if (cfg->ffn_act == GL_FFN_GEGLU) {
+        gelu_f16(c->k, h, cfg->ffn_dim);
+        for (int i = 0; i < cfg->ffn_dim; i++)
+            h[i] *= u[i];
+    } else {
+        c->k->swiglu(h, h, u, cfg->ffn_dim);
+    }
+    round_input(c->k, &L->w_down, h, (size_t)cfg->ffn_dim);
+}
+
+/* The FFN block's result into the residual stream. */
+static void ffn_out_row(gl_ctx *c, const gl_layer *L, int b)
+{
+    const int dim = c->m->cfg.dim;
+    float *x = c->x + (size_t)b * dim, *xb = c->xb + (size_t)b * dim;
+    norm_rows(c->k, xb, L->post_ffn_norm, dim, 1, c->m->cfg.norm_eps);
+    for (int i = 0; i < dim; i++)
+        x[i] += xb[i];
+}
+
 /* ---- the forward pass ---------------------------------------------------- */
 
 gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
@@ -105,8 +212,7 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
     const gl_model *m = c->m;
     const gl_config *cfg = &m->cfg;
     const gl_kernels *k = c->k;
-    const int dim = cfg->dim, hd = cfg->head_dim;
-    const int q_dim = cfg->n_heads * hd, kv_dim = cfg->n_kv_heads * hd;
+    const int dim = cfg->dim, q_dim = cfg->n_heads * cfg->head_dim;
     const int nb = batch->n;
     (void)err;
 
@@ -128,62 +234,27 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
         const gl_layer *L = &m->layers[l];
         const gl_layer *L_next = l + 1 < cfg->n_layers ? &m->layers[l + 1] : NULL;
 
-        for (int b = 0; b < nb; b++)
-            k->rmsnorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->attn_norm, dim,
-                       cfg->norm_eps);
+        each_row(c, L, nb, dim, attn_in_row);
         gl_matmul_next(c, &L->wo, NULL, NULL);
-        round_input(k, &L->wq, c->xb, (size_t)nb * dim);
         gl_matmul3(c, c->xb, dim, nb, &L->wq, c->q, &L->wk, c->kcur, &L->wv, c->vcur);
-        add_bias_rows(k, c->q, L->bq, q_dim, nb);
-        add_bias_rows(k, c->kcur, L->bk, kv_dim, nb);
-        add_bias_rows(k, c->vcur, L->bv, kv_dim, nb);
-        norm_heads(k, c->q, L->q_norm, nb * cfg->n_heads, hd, cfg->norm_eps);
-        norm_heads(k, c->kcur, L->k_norm, nb * cfg->n_kv_heads, hd, cfg->norm_eps);
-        for (int b = 0; b < nb; b++) {
-            const float *cs = c->rope_cs + (size_t)b * cfg->rope_dim;
-            float *q = c->q + (size_t)b * q_dim;
-            rope(q, cfg->n_heads, hd, cfg->rope_dim, cfg->rope_style, cs);
-            rope(c->kcur + (size_t)b * kv_dim, cfg->n_kv_heads, hd, cfg->rope_dim, cfg->rope_style,
-                 cs);
-            for (int i = 0; cfg->q_prescale && i < q_dim; i++)
-                q[i] *= cfg->attn_scale;
-            gl_kv_chunk_put(c, b, c->kcur + (size_t)b * kv_dim, c->vcur + (size_t)b * kv_dim);
-        }
+        each_row(c, L, nb, q_dim, qkv_row);
         gl_attention(c, l, nb);
         gl_kv_store_chunk(c, l, nb);
 
         gl_matmul_next(c, &L->w_gate, &L->w_up, NULL);
         round_input(k, &L->wo, c->att, (size_t)nb * q_dim);
         gl_matmul3(c, c->att, q_dim, nb, &L->wo, c->xb, NULL, NULL, NULL, NULL);
-        norm_rows(k, c->xb, L->post_attn_norm, dim, nb, cfg->norm_eps);
-        for (size_t i = 0; i < (size_t)nb * dim; i++)
-            c->x[i] += c->xb[i];
+        each_row(c, L, nb, dim, ffn_in_row);
 
-        for (int b = 0; b < nb; b++)
-            k->rmsnorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->ffn_norm, dim,
-                       cfg->norm_eps);
         gl_matmul_next(c, &L->w_down, NULL, NULL);
-        round_input(k, &L->w_gate, c->xb, (size_t)nb * dim);
         gl_matmul3(c, c->xb, dim, nb, &L->w_gate, c->hb, &L->w_up, c->hb2, NULL, NULL);
-        for (int b = 0; b < nb; b++) {
-            float *h = c->hb + (size_t)b * cfg->ffn_dim, *u = c->hb2 + (size_t)b * cfg->ffn_dim;
-            if (cfg->ffn_act == GL_FFN_GEGLU) {
-                gelu_f16(k, h, cfg->ffn_dim);
-                for (int i = 0; i < cfg->ffn_dim; i++)
-                    h[i] *= u[i];
-            } else {
-                k->swiglu(h, h, u, cfg->ffn_dim);
-            }
-        }
+        each_row(c, L, nb, cfg->ffn_dim, ffn_act_row);
         if (L_next)
             gl_matmul_next(c, &L_next->wq, &L_next->wk, &L_next->wv);
         else
             gl_matmul_next(c, &m->output, NULL, NULL);
-        round_input(k, &L->w_down, c->hb, (size_t)nb * cfg->ffn_dim);
         gl_matmul3(c, c->hb, cfg->ffn_dim, nb, &L->w_down, c->xb, NULL, NULL, NULL, NULL);
-        norm_rows(k, c->xb, L->post_ffn_norm, dim, nb, cfg->norm_eps);
-        for (size_t i = 0; i < (size_t)nb * dim; i++)
-            c->x[i] += c->xb[i];
+        each_row(c, L, nb, dim, ffn_out_row);
     }
 
     /* logits only for the rows someone samples from */

@@ -10,8 +10,6 @@
 typedef struct act {
     const float *x; /* nb rows of n floats, x_stride floats apart */
     size_t x_stride;
-    bool q_ready[GL_ACT_COUNT]; /* the same rows quantized to each format
-                                   (ctx xq_act[]), made on first use */
     int n, nb;
 } act;
 
@@ -155,17 +153,56 @@ static void mm_worker(void *arg, int ith, int nth)
     }
 }
 
-static mm_job make_job(gl_ctx *c, act *a, const gl_weight *w, float *y, size_t y_stride)
+/* ---- the activations, quantized once per format ------------------------ */
+
+typedef struct quant_task {
+    const gl_ctx *c;
+    const act *a;
+    bool want[GL_ACT_COUNT];
+} quant_task;
+
+/* Rows of the input, split over the threads: every row is quantized the
+ * same way whichever thread takes it. */
+static void quant_worker(void *arg, int ith, int nth)
+{
+    const quant_task *t = arg;
+    const gl_ctx *c = t->c;
+    int b0, b1;
+    gl_split_range(t->a->nb, 1, ith, nth, &b0, &b1);
+    for (int f = 0; f < GL_ACT_COUNT; f++)
+        for (int b = b0; t->want[f] && b < b1; b++)
+            c->k->quantize_act[f](t->a->x + b * t->a->x_stride,
+                                  (char *)c->xq_act[f] + b * c->xq_stride[f], t->a->n);
+}
+
+/* Quantizes the input once to each format the products w[0..n) read (the
+ * copies in ctx xq_act[]), in one region: a prompt's rows are tens to hundreds
+ * of microseconds of work that one thread did alone while the others
+ * waited; a decode step's single row stays on the caller (below
+ * GL_MIN_PARALLEL_WORK, a region costs more than it saves). */
+static void quantize_inputs(gl_ctx *c, const act *a, const gl_weight *const *w, int n)
+{
+    quant_task t = { .c = c, .a = a };
+    int formats = 0;
+    for (int i = 0; i < n; i++) {
+        const int f = w[i] ? c->k->act_type[w[i]->type] : GL_ACT_F32;
+        if (f != GL_ACT_F32 && !t.want[f]) {
+            t.want[f] = true;
+            formats++;
+        }
+    }
+    const double work = (double)formats * a->nb * a->n;
+    if (work >= GL_MIN_PARALLEL_WORK)
+        gl_threadpool_run(c->pool, quant_worker, &t);
+    else if (formats)
+        quant_worker(&t, 0, 1);
+}
+
+static mm_job make_job(gl_ctx *c, const act *a, const gl_weight *w, float *y, size_t y_stride)
 {
     mm_job j = { .w = w, .y = y, .y_stride = y_stride, .nb = a->nb };
     const int f = c->k->act_type[w->type];
     if (f != GL_ACT_F32) {
-        if (!a->q_ready[f]) {
-            for (int b = 0; b < a->nb; b++)
-                c->k->quantize_act[f](a->x + b * a->x_stride,
-                                      (char *)c->xq_act[f] + b * c->xq_stride[f], a->n);
-            a->q_ready[f] = true;
-        }
         j.x = c->xq_act[f];
         j.x_stride = c->xq_stride[f];
     } else {
@@ -183,6 +220,7 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
     mm_task t = { .k = c->k };
     const gl_weight *ws[3] = { w0, w1, w2 };
     float *ys[3] = { y0, y1, y2 };
+    quantize_inputs(c, &a, ws, 3);
     for (int i = 0; i < 3; i++)
         if (ws[i])
             t.jobs[t.n_jobs++] = make_job(c, &a, ws[i], ys[i], (size_t)ws[i]->n_out);

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cli_run.h"
 #include "context.h"
 #include "genloop.h"
 #include "shared_data.h"
@@ -202,4 +204,52 @@ Test(invariance, q4_0)
 Test(invariance, transposed_keys)
 {
     check_every_backend("synthetic-llama3-F16");
+}
+
+/* A prompt's rows are wide enough here (40 x 1024) for the steps between
+ * the products (norms, RoPE, SwiGLU, the activations' quantization) to be
+ * split over the pool, which the small shared models never are: the same
+ * bits as one thread, and as one token at a time. A K-quant mix, so both
+ * activation formats (8-bit 32- and 256-element blocks) are made. */
+Test(invariance, rows_split_over_threads)
+{
+    char path[96], cmd[512];
+    snprintf(path, sizeof path, "/tmp/gl_inv_rows_%ld.gguf", (long)getpid());
+    snprintf(cmd, sizeof cmd,
+             "%s synth --shape custom --dim 1024 --layers 2 --heads 8 --kv-heads 2 --ffn 2816 "
+             "--vocab 300 --ctx 64 --type q4_k_m -o %s",
+             cli_bin(), path);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    const char *names[16];
+    const int n_backends = gl_backend_list(names, 16);
+    for (int bi = 0; bi < n_backends; bi++) {
+        if (gl_backend_check(names[bi], NULL) != GL_OK)
+            continue;
+        gl_model_params mp = gl_model_default_params();
+        mp.backend = names[bi];
+        gl_model *m;
+        gl_error err;
+        cr_assert_eq(gl_model_load(&m, path, &mp, &err), GL_OK, "%s", err.msg);
+        const int V = gl_model_n_vocab(m);
+        const size_t row = sizeof(float) * (size_t)V;
+        int32_t toks[T];
+        for (int i = 0; i < T; i++)
+            toks[i] = tok(0, i, V);
+        float *ref = malloc(row * T), *got = malloc(row * T);
+        gl_ctx *c1 = make_ctx(m, 1, 1, T), *c2 = make_ctx(m, 2, 1, T);
+        const int all[1] = { T }, one[1] = { 1 }, two_parts[2] = { 33, 7 };
+        eval_chunked(c1, toks, T, all, 1, ref, V);
+        eval_chunked(c2, toks, T, all, 1, got, V);
+        cr_assert_eq(memcmp(got, ref, row * T), 0, "%s: -t 2 differs from -t 1", names[bi]);
+        eval_chunked(c2, toks, T, two_parts, 2, got, V);
+        cr_assert_eq(memcmp(got, ref, row * T), 0, "%s: chunks of 33 and 7 differ", names[bi]);
+        eval_chunked(c1, toks, T, one, 1, got, V);
+        cr_assert_eq(memcmp(got, ref, row * T), 0, "%s: one token at a time differs", names[bi]);
+        free(ref);
+        free(got);
+        gl_ctx_free(c1);
+        gl_ctx_free(c2);
+        gl_model_free(m);
+    }
+    unlink(path);
 }
