@@ -1432,6 +1432,47 @@ static void check_softmax(const gl_kernels *ref, const gl_kernels *nw, int round
     }
 }
 
+/* A backend whose element-wise kernels promise its twin's bits (AVX-512's
+ * softmax, SwiGLU and GELU compute AVX2's lanes in AVX2's order,
+ * arch/x86/avx512/float_ops.h): equal bit for bit on the inputs above. */
+static void check_same_as_twin(const gl_kernels *twin, const gl_kernels *nw, int kind, int type)
+{
+    for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
+        reseed(990 + (uint32_t)kind, (uint32_t)ci);
+        const int n = vec_sizes[ci % n_vec_sizes] ? vec_sizes[ci % n_vec_sizes] : rint_in(1, 3000);
+        snprintf(cur_case, sizeof cur_case, "n=%d, against %s", n, twin->name);
+        gbuf ga, gb, gt, gn;
+        float *a = galloc(&ga, (size_t)n * 4, rmis4()), *b = galloc(&gb, (size_t)n * 4, rmis4());
+        float *yt = galloc(&gt, (size_t)n * 4, rmis4()), *yn = galloc(&gn, (size_t)n * 4, rmis4());
+        for (int j = 0; j < n; j++) {
+            a[j] = rnorm() * (ci & 1 ? 30.0f : 3.0f) + (chance(5) ? 80.0f : 0.0f);
+            b[j] = rnorm();
+        }
+        if (kind == K_SOFTMAX) {
+            memcpy(yt, a, (size_t)n * 4);
+            memcpy(yn, a, (size_t)n * 4);
+            twin->softmax(yt, n, type);
+            nw->softmax(yn, n, type);
+        } else if (kind == K_SWIGLU) {
+            twin->swiglu(yt, a, b, n);
+            nw->swiglu(yn, a, b, n);
+        } else {
+            twin->gelu(yt, a, n);
+            nw->gelu(yn, a, n);
+        }
+        for (int j = 0; j < n; j++)
+            if (memcmp(&yt[j], &yn[j], 4)) {
+                failf("[%d] = %.9g, %s %.9g", j, yn[j], twin->name, yt[j]);
+                break;
+            }
+        gcheck(&gn, "out");
+        gfree(&ga);
+        gfree(&gb);
+        gfree(&gt);
+        gfree(&gn);
+    }
+}
+
 static void check_round_f16(const gl_kernels *ref, const gl_kernels *nw)
 {
     for (int ci = 0; ci < n_vec_sizes * 2; ci++) {
@@ -2372,6 +2413,14 @@ int main(int argc, char **argv)
                 case K_SOFTMAX: check_softmax(&gen, k, s->type); break;
                 case K_ROUND_F16: check_round_f16(&gen, k); break;
                 case K_TO_F16: check_to_f16(&gen, k); break;
+                }
+                if ((s->kind == K_SOFTMAX || s->kind == K_SWIGLU || s->kind == K_GELU) &&
+                    !strncmp(names[bi], "avx512", 6)) {
+                    gl_kernels twin;
+                    if (gl_kernels_init_tuned(&twin, "avx2", tunes[ti], &err) == GL_OK)
+                        check_same_as_twin(&twin, k, s->kind, s->type);
+                    else
+                        failf("no avx2 table to compare with: %s", err.msg);
                 }
                 printf("  %-9s%s%s", group_fail ? "[FAILED]" : "[OK]", s->name,
                        differs ? "" : " (determinism only)");

@@ -202,6 +202,21 @@ GL_ALWAYS_INLINE float gl_hmax8_ps(__m256 v)
     return _mm_cvtss_f32(m);
 }
 
+/* p * 2^n (n integral) in two steps, p * 2^(n >> 1) * 2^(n - (n >> 1)), so
+ * that e^x near its clamp at -88 comes out as a subnormal instead of 0
+ * (2^n alone would not fit a float's exponent). */
+GL_ALWAYS_INLINE __m256 gl_exp8_scale(__m256 p, __m256 n)
+{
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i n1 = _mm256_srai_epi32(ni, 1);
+    const __m256i n2 = _mm256_sub_epi32(ni, n1);
+    const __m256 s1 =
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
+    const __m256 s2 =
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
 /* e^x for the SwiGLU gate, |rel err| <= ~3 ulp over the clamped range.
  * x is clamped to [-88, 88.75]: below, e^x only ever meets 1 + e^x (== 1);
  * above, the result overflows to +inf as expf does. 2^n is applied in two
@@ -221,14 +236,7 @@ GL_ALWAYS_INLINE __m256 gl_exp8_ps(__m256 x)
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    __m256i ni = _mm256_cvtps_epi32(n);
-    __m256i n1 = _mm256_srai_epi32(ni, 1);
-    __m256i n2 = _mm256_sub_epi32(ni, n1);
-    __m256 s1 =
-        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
-    __m256 s2 =
-        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
-    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    return gl_exp8_scale(p, n);
 }
 
 /* tanh y, |rel err| <= ~8 ulp (checkkernels: softcap). Below |y| = 0.5 the

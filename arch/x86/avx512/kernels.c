@@ -3,6 +3,8 @@
  * AVX512-VNNI, and the float products and attention scores with 16-lane
  * vectors. Built twice when the simde_avx512 option is on: natively, and
  * against SIMDe as the test-only backend "avx512-simde" (GL_USE_SIMDE). */
+#include <math.h>
+
 #include "arch/x86/avx2/avx2.h"
 #include "arch/x86/avx512/simd.h"
 #include "cpu.h"
@@ -388,6 +390,7 @@ DEF_FSCORES(attn_scores_f16_512, f5tile_f16)
 
 /* ---- grouped-query and Q8_0-cache attention (attention.h) ------------- */
 #include "arch/x86/avx512/attention.h"
+#include "arch/x86/avx512/float_ops.h"
 
 /* Below these lengths 16-lane tiles and their horizontal sums cost more than
  * they save (stories260K, 64-wide rows and 8-wide heads: 48 -> 38 us per
@@ -487,6 +490,9 @@ void GL_AVX512_INIT(gl_kernels *k)
     k->matmul[GGUF_T_F16] = matmul_f16_mix;
     k->matmul[GGUF_T_BF16] = matmul_bf16_512;
     attn_init_512(k);
+    k->softmax = softmax_512;
+    k->swiglu = swiglu_512;
+    k->gelu = gelu_512;
     /* short rows and heads go to the AVX2 kernels, on both sides of the
      * single-head / group contract */
     k->attn_scores[GL_KV_F32] = attn_scores_f32_mix;
