@@ -44,36 +44,7 @@ GL_DECL_TO_F16_FN(gl_to_f16_avx2)
     }
 }
 
-GL_DECL_SOFTMAX_FN(gl_softmax_avx2)
-{
-    /* the maximum is exact in any order */
-    __m256 vm = _mm256_set1_ps(-INFINITY);
-    int j = 0;
-    for (; j + 8 <= n; j += 8)
-        vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + j));
-    float mx = gl_hmax8_ps(vm);
-    for (; j < n; j++)
-        mx = x[j] > mx ? x[j] : mx;
-    const __m256 m8 = _mm256_set1_ps(mx);
-    __m256 vs = _mm256_setzero_ps();
-    for (j = 0; j + 8 <= n; j += 8) {
-        const __m256 e = gl_exp8_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), m8));
-        _mm256_storeu_ps(x + j, e);
-        vs = _mm256_add_ps(vs, e);
-    }
-    float sum = gl_hsum8_ps(vs);
-    if (j < n) {
-        const int m = n - j;
-        __m256 e = gl_exp8_ps(_mm256_sub_ps(gl_load_part_f32(x + j, m), m8));
-        e = _mm256_and_ps(e, _mm256_castsi256_ps(gl_tail_mask8(m)));
-        _mm256_maskstore_ps(x + j, gl_tail_mask8(m), e);
-        sum += gl_hsum8_ps(e);
-    }
-    const __m256 inv = _mm256_set1_ps(1.0f / sum);
-    for (j = 0; j + 8 <= n; j += 8)
-        _mm256_storeu_ps(x + j, _mm256_mul_ps(_mm256_loadu_ps(x + j), inv));
-    for (; j < n; j++)
-        x[j] *= 1.0f / sum;
-    if (round_f16)
-        gl_round_f16_avx2(x, n);
-}
+#define SM_NAME gl_softmax_avx2
+#define SM_LINKAGE
+#define SM_W16 0
+#include "arch/x86/avx2/softmax_tmpl.h"

@@ -54,51 +54,11 @@ GL_ALWAYS_INLINE __m512 gl_exp16_ps(__m512 x)
     return exp16_scale(p, n);
 }
 
-/* gl_softmax_avx2 (arch/x86/avx2/softmax.c) with the exponentials of each
- * 16 scores in one vector; the sum takes their halves in element order, as
- * AVX2's 8-lane sum took them, and the rest is AVX2's code. */
-static GL_DECL_SOFTMAX_FN(softmax_512)
-{
-    __m256 vm = _mm256_set1_ps(-INFINITY);
-    int j = 0;
-    for (; j + 16 <= n; j += 16) {
-        const __m512 v = _mm512_loadu_ps(x + j);
-        vm = _mm256_max_ps(vm, _mm256_max_ps(lo256_ps(v), hi256_ps(v)));
-    }
-    for (; j + 8 <= n; j += 8)
-        vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + j));
-    float mx = gl_hmax8_ps(vm);
-    for (; j < n; j++)
-        mx = x[j] > mx ? x[j] : mx;
-    const __m512 m16 = _mm512_set1_ps(mx);
-    const __m256 m8 = _mm256_set1_ps(mx);
-    __m256 vs = _mm256_setzero_ps();
-    for (j = 0; j + 16 <= n; j += 16) {
-        const __m512 e = gl_exp16_ps(_mm512_sub_ps(_mm512_loadu_ps(x + j), m16));
-        _mm512_storeu_ps(x + j, e);
-        vs = _mm256_add_ps(_mm256_add_ps(vs, lo256_ps(e)), hi256_ps(e));
-    }
-    for (; j + 8 <= n; j += 8) {
-        const __m256 e = gl_exp8_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), m8));
-        _mm256_storeu_ps(x + j, e);
-        vs = _mm256_add_ps(vs, e);
-    }
-    float sum = gl_hsum8_ps(vs);
-    if (j < n) {
-        const int m = n - j;
-        __m256 e = gl_exp8_ps(_mm256_sub_ps(gl_load_part_f32(x + j, m), m8));
-        e = _mm256_and_ps(e, _mm256_castsi256_ps(gl_tail_mask8(m)));
-        _mm256_maskstore_ps(x + j, gl_tail_mask8(m), e);
-        sum += gl_hsum8_ps(e);
-    }
-    const __m512 inv = _mm512_set1_ps(1.0f / sum);
-    for (j = 0; j + 16 <= n; j += 16)
-        _mm512_storeu_ps(x + j, _mm512_mul_ps(_mm512_loadu_ps(x + j), inv));
-    for (; j < n; j++)
-        x[j] *= 1.0f / sum;
-    if (round_f16)
-        gl_round_f16_avx2(x, n);
-}
+/* AVX2's softmax with the exponentials of each 16 scores in one vector */
+#define SM_NAME    softmax_512
+#define SM_LINKAGE static
+#define SM_W16     1
+#include "arch/x86/avx2/softmax_tmpl.h"
 
 /* arch/x86/avx2/float.c's swiglu8 and gelu8, 16 lanes; tails go to AVX2's
  * kernels, which compute each element the same way. */
