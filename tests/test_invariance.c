@@ -18,17 +18,23 @@
 
 enum { T = 40, N_SEQ = 16, T_SEQ = 12 };
 
-static gl_model *load(const char *name, const char *backend)
+static gl_model *load_path(const char *path, const char *backend)
 {
-    char rel[256], path[1024];
-    snprintf(rel, sizeof rel, "models/%s.gguf", name);
-    td_need_path(path, sizeof path, rel);
     gl_model_params mp = gl_model_default_params();
     mp.backend = backend;
     gl_model *m;
     gl_error err;
     cr_assert_eq(gl_model_load(&m, path, &mp, &err), GL_OK, "%s", err.msg);
     return m;
+}
+
+/* A model of ../shared/models by name */
+static gl_model *load(const char *name, const char *backend)
+{
+    char rel[256], path[1024];
+    snprintf(rel, sizeof rel, "models/%s.gguf", name);
+    td_need_path(path, sizeof path, rel);
+    return load_path(path, backend);
 }
 
 static gl_ctx *make_ctx(gl_model *m, int threads, int n_seq, int n_batch)
@@ -225,11 +231,7 @@ Test(invariance, rows_split_over_threads)
     for (int bi = 0; bi < n_backends; bi++) {
         if (gl_backend_check(names[bi], NULL) != GL_OK)
             continue;
-        gl_model_params mp = gl_model_default_params();
-        mp.backend = names[bi];
-        gl_model *m;
-        gl_error err;
-        cr_assert_eq(gl_model_load(&m, path, &mp, &err), GL_OK, "%s", err.msg);
+        gl_model *m = load_path(path, names[bi]);
         const int V = gl_model_n_vocab(m);
         const size_t row = sizeof(float) * (size_t)V;
         int32_t toks[T];

@@ -1,11 +1,11 @@
 /* The attention softmax, written once for AVX2 (softmax.c) and AVX-512
  * (arch/x86/avx512/float_ops.h). Include with SM_NAME, SM_LINKAGE and
  * SM_W16: 1 takes the scores 16 at a time on 512-bit vectors first (the
- * caller defines gl_exp16_ps, lo256_ps and hi256_ps), adding each block's
- * halves to the 8-lane sum in element order, as the 8-lane loop would
- * have. Every result is then the same bit for bit with or without it:
- * the maximum is exact in any order, each exponential is computed lane
- * for lane the same way, and the sum sees the same additions. */
+ * caller defines gl_exp16_ps), adding each block's halves to the 8-lane
+ * sum in element order, as the 8-lane loop would have. Every result is
+ * then the same bit for bit with or without it: the maximum is exact in
+ * any order, each exponential is computed lane for lane the same way, and
+ * the sum sees the same additions. */
 
 SM_LINKAGE GL_DECL_SOFTMAX_FN(SM_NAME)
 {
@@ -14,7 +14,7 @@ SM_LINKAGE GL_DECL_SOFTMAX_FN(SM_NAME)
 #if SM_W16
     for (; j + 16 <= n; j += 16) {
         const __m512 v = _mm512_loadu_ps(x + j);
-        vm = _mm256_max_ps(vm, _mm256_max_ps(lo256_ps(v), hi256_ps(v)));
+        vm = _mm256_max_ps(vm, _mm256_max_ps(gl512_lo_ps(v), gl512_hi_ps(v)));
     }
 #endif
     for (; j + 8 <= n; j += 8)
@@ -30,7 +30,7 @@ SM_LINKAGE GL_DECL_SOFTMAX_FN(SM_NAME)
     for (; j + 16 <= n; j += 16) {
         const __m512 e = gl_exp16_ps(_mm512_sub_ps(_mm512_loadu_ps(x + j), m16));
         _mm512_storeu_ps(x + j, e);
-        vs = _mm256_add_ps(_mm256_add_ps(vs, lo256_ps(e)), hi256_ps(e));
+        vs = _mm256_add_ps(_mm256_add_ps(vs, gl512_lo_ps(e)), gl512_hi_ps(e));
     }
 #endif
     for (; j + 8 <= n; j += 8) {

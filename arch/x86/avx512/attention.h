@@ -69,8 +69,7 @@ GL_ALWAYS_INLINE __m256 hsum16x8(const __m512 *a)
 {
     __m256 h[8];
     for (int k = 0; k < 8; k++)
-        h[k] = _mm256_add_ps(_mm512_castps512_ps256(a[k]),
-                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a[k]), 1)));
+        h[k] = _mm256_add_ps(gl512_lo_ps(a[k]), gl512_hi_ps(a[k]));
     return gl_hsum8x8_ps(h);
 }
 

@@ -6,23 +6,13 @@
  * so every result is bit-identical to the AVX2 backend's: only the
  * exponentials, which are most of the work, run twice as wide. */
 
-GL_ALWAYS_INLINE __m256 lo256_ps(__m512 v)
-{
-    return _mm512_castps512_ps256(v);
-}
-
-GL_ALWAYS_INLINE __m256 hi256_ps(__m512 v)
-{
-    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-}
-
 /* gl_exp8_scale of util.h on 16 lanes. This SIMDe release lacks the
  * 512-bit shifts and conversion: there the halves take AVX2's own code. */
 GL_ALWAYS_INLINE __m512 exp16_scale(__m512 p, __m512 n)
 {
 #ifdef GL_USE_SIMDE
-    return gl512_from_halves(gl_exp8_scale(lo256_ps(p), lo256_ps(n)),
-                             gl_exp8_scale(hi256_ps(p), hi256_ps(n)));
+    return gl512_from_halves(gl_exp8_scale(gl512_lo_ps(p), gl512_lo_ps(n)),
+                             gl_exp8_scale(gl512_hi_ps(p), gl512_hi_ps(n)));
 #else
     const __m512i ni = _mm512_cvtps_epi32(n);
     const __m512i n1 = _mm512_srai_epi32(ni, 1);

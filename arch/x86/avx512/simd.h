@@ -199,12 +199,20 @@ GL_ALWAYS_INLINE __m512 gl512_cvtbf16_ps(__m256i h)
 #endif
 }
 
+/* The low and the high 8 of 16 floats. */
+GL_ALWAYS_INLINE __m256 gl512_lo_ps(__m512 v)
+{
+    return _mm512_castps512_ps256(v);
+}
+GL_ALWAYS_INLINE __m256 gl512_hi_ps(__m512 v)
+{
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
 /* Sum of 16 floats in one fixed order: lo256 + hi256, then gl_hsum8_ps. */
 GL_ALWAYS_INLINE float gl512_hsum_ps(__m512 v)
 {
-    const __m256 lo = _mm512_castps512_ps256(v);
-    const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-    return gl_hsum8_ps(_mm256_add_ps(lo, hi));
+    return gl_hsum8_ps(_mm256_add_ps(gl512_lo_ps(v), gl512_hi_ps(v)));
 }
 
 #endif
