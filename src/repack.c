@@ -46,6 +46,24 @@ static void drop_pages(const void *p, size_t n)
         madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
+/* The file pages under [p, p + n) mapped in one call before the repack
+ * reads them: taken fault by fault (the kernel maps 64 KiB around each),
+ * a TinyLlama-size model's 630 MB cost ~270 ms of thread time on a Zen 5
+ * VM, ~20 ms this way. A hint: a kernel before 5.14 refuses it, and the
+ * pages fault in as before. */
+static void populate_pages(const void *p, size_t n)
+{
+#ifdef MADV_POPULATE_READ
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = (uintptr_t)p / page * page;
+    if (n > 0)
+        madvise((void *)a, (uintptr_t)p + n - a, MADV_POPULATE_READ);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 typedef struct pack_job {
     const gl_kernels *k;
     gl_weight **ws;
@@ -75,18 +93,21 @@ static void pack_worker(void *arg, int ith, int nth)
             const size_t len = (size_t)(g1 - g0) * w->row_bytes;
             for (size_t o = 0; o < len; o += COPY_PIECE) {
                 const size_t n = len - o < COPY_PIECE ? len - o : COPY_PIECE;
+                populate_pages(src + o, n);
                 memcpy(to + o, src + o, n);
                 drop_pages(src + o, n);
             }
             continue;
         }
-        j->k->repack[w->type].fn(j->dst[i], w->data, w->row_bytes, w->n_in, w->n_out, g0, g1);
-        /* this thread's source rows are done with: drop them now, so the
-         * file and its copy are never both resident */
         const size_t ra = (size_t)g0 * rows, rb = (size_t)g1 * rows < (size_t)w->n_out
                                                       ? (size_t)g1 * rows
                                                       : (size_t)w->n_out;
-        drop_pages((const char *)w->data + ra * w->row_bytes, (rb - ra) * w->row_bytes);
+        const char *src = (const char *)w->data + ra * w->row_bytes;
+        populate_pages(src, (rb - ra) * w->row_bytes);
+        j->k->repack[w->type].fn(j->dst[i], w->data, w->row_bytes, w->n_in, w->n_out, g0, g1);
+        /* this thread's source rows are done with: drop them now, so the
+         * file and its copy are never both resident */
+        drop_pages(src, (rb - ra) * w->row_bytes);
     }
 }
 
