@@ -420,3 +420,21 @@ gl_status gl_ctx_eval_seq(gl_ctx *c, int seq, const int32_t *tokens, int n, floa
     }
     return GL_OK;
 }
+
+typedef struct row_task {
+    gl_ctx *c;
+    const void *layer;
+    gl_row_step *fn;
+} row_task;
+
+static void row_call(void *arg, int b)
+{
+    const row_task *t = arg;
+    t->fn(t->c, t->layer, b);
+}
+
+void gl_each_row(gl_ctx *c, const void *layer, int nb, int n, gl_row_step *fn)
+{
+    row_task t = { .c = c, .layer = layer, .fn = fn };
+    gl_threadpool_rows(c->pool, nb, n, row_call, &t);
+}

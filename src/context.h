@@ -106,6 +106,12 @@ bool gl_ctx_seq_truncate(gl_ctx *c, int seq, int64_t n);
 gl_status gl_forward_llama(gl_ctx *c, const gl_batch *b, gl_error *err);
 gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *b, gl_error *err);
 
+/* fn(c, layer, b) for the chunk's rows b < nb: the steps between the
+ * products, over the pool where the rows are worth it (gl_threadpool_rows;
+ * n: the floats one row's step touches). layer: the pass's own layer type. */
+typedef void gl_row_step(gl_ctx *c, const void *layer, int b);
+void gl_each_row(gl_ctx *c, const void *layer, int nb, int n, gl_row_step *fn);
+
 /* Up to three products sharing the input x (nb rows of n floats), run as one
  * parallel region; pass NULL for unused weights. Output rows are n_out apart. */
 void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, float *y0,

@@ -4,18 +4,71 @@
  * bias → residual → LayerNorm → up + bias → GELU → down + bias → residual)
  * → final LayerNorm → logits. Attention, the KV cache and the matrix
  * products are the llama path's (src/attention.c, src/matmul.c); only the
- * norms, the activation and the biases differ. */
+ * norms, the activation and the biases differ, and the steps between the
+ * products are functions of one row, as there. */
 #include <string.h>
 
 #include "context.h"
 #include "error.h"
 
-/* y[b] += bias for each of nb rows of n floats */
-static void add_bias_rows(const gl_kernels *k, float *y, const float *bias, int n, int nb)
+/* ---- the steps between the products, one row (token) at a time ----------
+ * Over the pool for a prompt's rows (gl_each_row), as in forward_llama.c. */
+
+/* The attention block's input: LayerNorm of the residual stream. */
+static void attn_in_row(gl_ctx *c, const void *layer, int b)
 {
-    for (int b = 0; b < nb; b++)
-        k->add_bias(y + (size_t)b * n, bias, n);
+    const gl_gpt2_layer *L = layer;
+    const int dim = c->m->cfg.dim;
+    c->k->layernorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->attn_norm, L->attn_norm_b,
+                    dim, c->m->cfg.norm_eps);
 }
+
+/* The fused product's row [q | k | v] plus its bias: q for attention, K and
+ * V into the chunk that the cache takes. */
+static void qkv_row(gl_ctx *c, const void *layer, int b)
+{
+    const gl_gpt2_layer *L = layer;
+    const int dim = c->m->cfg.dim;
+    float *row = c->qkv + (size_t)b * 3 * dim;
+    c->k->add_bias(row, L->bqkv, 3 * dim);
+    memcpy(c->q + (size_t)b * dim, row, (size_t)dim * sizeof(float));
+    gl_kv_chunk_put(c, b, row + dim, row + 2 * dim);
+}
+
+/* The output projection plus its bias into the residual stream, then the
+ * MLP's input: LayerNorm of that stream. */
+static void ffn_in_row(gl_ctx *c, const void *layer, int b)
+{
+    const gl_gpt2_layer *L = layer;
+    const int dim = c->m->cfg.dim;
+    float *x = c->x + (size_t)b * dim, *xb = c->xb + (size_t)b * dim;
+    c->k->add_bias(xb, L->bo, dim);
+    for (int i = 0; i < dim; i++)
+        x[i] += xb[i];
+    c->k->layernorm(xb, x, L->ffn_norm, L->ffn_norm_b, dim, c->m->cfg.norm_eps);
+}
+
+static void ffn_act_row(gl_ctx *c, const void *layer, int b)
+{
+    const gl_gpt2_layer *L = layer;
+    const int ffn = c->m->cfg.ffn_dim;
+    float *h = c->hb + (size_t)b * ffn;
+    c->k->add_bias(h, L->b_up, ffn);
+    c->k->gelu(h, h, ffn);
+}
+
+/* The MLP's result plus its bias into the residual stream. */
+static void ffn_out_row(gl_ctx *c, const void *layer, int b)
+{
+    const gl_gpt2_layer *L = layer;
+    const int dim = c->m->cfg.dim;
+    float *x = c->x + (size_t)b * dim, *xb = c->xb + (size_t)b * dim;
+    c->k->add_bias(xb, L->b_down, dim);
+    for (int i = 0; i < dim; i++)
+        x[i] += xb[i];
+}
+
+/* ---- the forward pass ---------------------------------------------------- */
 
 gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
 {
@@ -53,42 +106,24 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
             l + 1 < cfg->n_layers ? &m->gpt2_layers[l + 1].wqkv : &m->output;
 
         /* attention: q, k, v from one fused product, rows [q | k | v] */
-        for (int b = 0; b < nb; b++)
-            k->layernorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->attn_norm,
-                         L->attn_norm_b, dim, cfg->norm_eps);
+        gl_each_row(c, L, nb, dim, attn_in_row);
         gl_matmul_next(c, &L->wo, NULL, NULL);
         gl_matmul3(c, c->xb, dim, nb, &L->wqkv, c->qkv, NULL, NULL, NULL, NULL);
-        add_bias_rows(k, c->qkv, L->bqkv, 3 * dim, nb);
-        for (int b = 0; b < nb; b++) {
-            const float *row = c->qkv + (size_t)b * 3 * dim;
-            memcpy(c->q + (size_t)b * dim, row, (size_t)dim * sizeof(float));
-            gl_kv_chunk_put(c, b, row + dim, row + 2 * dim);
-        }
+        gl_each_row(c, L, nb, 3 * dim, qkv_row);
         gl_attention(c, l, nb);
         gl_kv_store_chunk(c, l, nb);
 
         gl_matmul_next(c, &L->w_up, NULL, NULL);
         gl_matmul3(c, c->att, dim, nb, &L->wo, c->xb, NULL, NULL, NULL, NULL);
-        add_bias_rows(k, c->xb, L->bo, dim, nb);
-        for (size_t i = 0; i < (size_t)nb * dim; i++)
-            c->x[i] += c->xb[i];
+        gl_each_row(c, L, nb, dim, ffn_in_row);
 
         /* MLP: up + bias → GELU → down + bias */
-        for (int b = 0; b < nb; b++)
-            k->layernorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->ffn_norm,
-                         L->ffn_norm_b, dim, cfg->norm_eps);
         gl_matmul_next(c, &L->w_down, NULL, NULL);
         gl_matmul3(c, c->xb, dim, nb, &L->w_up, c->hb, NULL, NULL, NULL, NULL);
-        for (int b = 0; b < nb; b++) {
-            float *h = c->hb + (size_t)b * ffn;
-            k->add_bias(h, L->b_up, ffn);
-            k->gelu(h, h, ffn);
-        }
+        gl_each_row(c, L, nb, ffn, ffn_act_row);
         gl_matmul_next(c, next_qkv, NULL, NULL);
         gl_matmul3(c, c->hb, ffn, nb, &L->w_down, c->xb, NULL, NULL, NULL, NULL);
-        add_bias_rows(k, c->xb, L->b_down, dim, nb);
-        for (size_t i = 0; i < (size_t)nb * dim; i++)
-            c->x[i] += c->xb[i];
+        gl_each_row(c, L, nb, dim, ffn_out_row);
     }
 
     for (int i = 0; i < batch->n_out; i++)

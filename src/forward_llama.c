@@ -101,42 +101,13 @@ static void gelu_f16(const gl_kernels *k, float *x, int n)
 /* ---- the steps between the products, one row (token) at a time ----------
  * A prompt's rows are independent between the products, and each row's
  * step is the same arithmetic whichever thread runs it, so a chunk of
- * many rows is split over the pool (one thread ran them all while the
- * others waited: ~10 % of a 2-thread prefill); a decode step's one row
- * stays on the caller, where a region would cost more than it saves. */
-
-typedef void row_fn(gl_ctx *c, const gl_layer *L, int b);
-
-typedef struct row_task {
-    gl_ctx *c;
-    const gl_layer *L;
-    row_fn *fn;
-    int nb;
-} row_task;
-
-static void row_worker(void *arg, int ith, int nth)
-{
-    const row_task *t = arg;
-    int b0, b1;
-    gl_split_range(t->nb, 1, ith, nth, &b0, &b1);
-    for (int b = b0; b < b1; b++)
-        t->fn(t->c, t->L, b);
-}
-
-/* fn on rows [0, nb); n: the floats one row's step touches, for the
- * threshold */
-static void each_row(gl_ctx *c, const gl_layer *L, int nb, int n, row_fn *fn)
-{
-    row_task t = { .c = c, .L = L, .fn = fn, .nb = nb };
-    if ((double)nb * n >= GL_MIN_PARALLEL_WORK)
-        gl_threadpool_run(c->pool, row_worker, &t);
-    else
-        row_worker(&t, 0, 1);
-}
+ * many rows is split over the pool (gl_each_row: one thread ran them all
+ * while the others waited, ~10 % of a 2-thread prefill). */
 
 /* The attention block's input: RMSNorm of the residual stream. */
-static void attn_in_row(gl_ctx *c, const gl_layer *L, int b)
+static void attn_in_row(gl_ctx *c, const void *layer, int b)
 {
+    const gl_layer *L = layer;
     const int dim = c->m->cfg.dim;
     float *xb = c->xb + (size_t)b * dim;
     c->k->rmsnorm(xb, c->x + (size_t)b * dim, L->attn_norm, dim, c->m->cfg.norm_eps);
@@ -146,8 +117,9 @@ static void attn_in_row(gl_ctx *c, const gl_layer *L, int b)
 /* Q, K and V of a row made ready for attention: biases, per-head norms,
  * RoPE at the row's position, the query prescale; K and V into the chunk
  * that the cache takes. */
-static void qkv_row(gl_ctx *c, const gl_layer *L, int b)
+static void qkv_row(gl_ctx *c, const void *layer, int b)
 {
+    const gl_layer *L = layer;
     const gl_config *cfg = &c->m->cfg;
     const gl_kernels *k = c->k;
     const int hd = cfg->head_dim, q_dim = cfg->n_heads * hd, kv_dim = cfg->n_kv_heads * hd;
@@ -168,8 +140,9 @@ static void qkv_row(gl_ctx *c, const gl_layer *L, int b)
 
 /* The output projection's result into the residual stream, then the FFN
  * block's input: RMSNorm of that stream. */
-static void ffn_in_row(gl_ctx *c, const gl_layer *L, int b)
+static void ffn_in_row(gl_ctx *c, const void *layer, int b)
 {
+    const gl_layer *L = layer;
     const gl_config *cfg = &c->m->cfg;
     const int dim = cfg->dim;
     float *x = c->x + (size_t)b * dim, *xb = c->xb + (size_t)b * dim;
@@ -181,8 +154,9 @@ static void ffn_in_row(gl_ctx *c, const gl_layer *L, int b)
 }
 
 /* The gated activation: SwiGLU, or GeGLU at F16 precision (gemma2). */
-static void ffn_act_row(gl_ctx *c, const gl_layer *L, int b)
+static void ffn_act_row(gl_ctx *c, const void *layer, int b)
 {
+    const gl_layer *L = layer;
     const gl_config *cfg = &c->m->cfg;
     float *h = c->hb + (size_t)b * cfg->ffn_dim, *u = c->hb2 + (size_t)b * cfg->ffn_dim;
     if (cfg->ffn_act == GL_FFN_GEGLU) {
@@ -196,8 +170,9 @@ static void ffn_act_row(gl_ctx *c, const gl_layer *L, int b)
 }
 
 /* The FFN block's result into the residual stream. */
-static void ffn_out_row(gl_ctx *c, const gl_layer *L, int b)
+static void ffn_out_row(gl_ctx *c, const void *layer, int b)
 {
+    const gl_layer *L = layer;
     const int dim = c->m->cfg.dim;
     float *x = c->x + (size_t)b * dim, *xb = c->xb + (size_t)b * dim;
     norm_rows(c->k, xb, L->post_ffn_norm, dim, 1, c->m->cfg.norm_eps);
@@ -234,27 +209,27 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
         const gl_layer *L = &m->layers[l];
         const gl_layer *L_next = l + 1 < cfg->n_layers ? &m->layers[l + 1] : NULL;
 
-        each_row(c, L, nb, dim, attn_in_row);
+        gl_each_row(c, L, nb, dim, attn_in_row);
         gl_matmul_next(c, &L->wo, NULL, NULL);
         gl_matmul3(c, c->xb, dim, nb, &L->wq, c->q, &L->wk, c->kcur, &L->wv, c->vcur);
-        each_row(c, L, nb, q_dim, qkv_row);
+        gl_each_row(c, L, nb, q_dim, qkv_row);
         gl_attention(c, l, nb);
         gl_kv_store_chunk(c, l, nb);
 
         gl_matmul_next(c, &L->w_gate, &L->w_up, NULL);
         round_input(k, &L->wo, c->att, (size_t)nb * q_dim);
         gl_matmul3(c, c->att, q_dim, nb, &L->wo, c->xb, NULL, NULL, NULL, NULL);
-        each_row(c, L, nb, dim, ffn_in_row);
+        gl_each_row(c, L, nb, dim, ffn_in_row);
 
         gl_matmul_next(c, &L->w_down, NULL, NULL);
         gl_matmul3(c, c->xb, dim, nb, &L->w_gate, c->hb, &L->w_up, c->hb2, NULL, NULL);
-        each_row(c, L, nb, cfg->ffn_dim, ffn_act_row);
+        gl_each_row(c, L, nb, cfg->ffn_dim, ffn_act_row);
         if (L_next)
             gl_matmul_next(c, &L_next->wq, &L_next->wk, &L_next->wv);
         else
             gl_matmul_next(c, &m->output, NULL, NULL);
         gl_matmul3(c, c->hb, cfg->ffn_dim, nb, &L->w_down, c->xb, NULL, NULL, NULL, NULL);
-        each_row(c, L, nb, dim, ffn_out_row);
+        gl_each_row(c, L, nb, dim, ffn_out_row);
     }
 
     /* logits only for the rows someone samples from */

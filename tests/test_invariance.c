@@ -37,10 +37,10 @@ static gl_model *load(const char *name, const char *backend)
     return load_path(path, backend);
 }
 
-static gl_ctx *make_ctx(gl_model *m, int threads, int n_seq, int n_batch)
+static gl_ctx *make_ctx_n(gl_model *m, int threads, int n_seq, int n_batch, int n_ctx)
 {
     gl_ctx_params cp = gl_ctx_default_params();
-    cp.n_ctx = 64;
+    cp.n_ctx = n_ctx;
     cp.n_threads = threads;
     cp.n_seq = n_seq;
     cp.n_batch = n_batch;
@@ -48,6 +48,11 @@ static gl_ctx *make_ctx(gl_model *m, int threads, int n_seq, int n_batch)
     gl_error err;
     cr_assert_eq(gl_ctx_create(&c, m, &cp, &err), GL_OK, "%s", err.msg);
     return c;
+}
+
+static gl_ctx *make_ctx(gl_model *m, int threads, int n_seq, int n_batch)
+{
+    return make_ctx_n(m, threads, n_seq, n_batch, 64);
 }
 
 /* Token i of sequence s: any ids will do, every sequence different. */
@@ -254,4 +259,40 @@ Test(invariance, rows_split_over_threads)
         gl_model_free(m);
     }
     unlink(path);
+}
+
+/* GPT-2's steps between the products (LayerNorm, the fused QKV's bias,
+ * GELU, the residuals) split over the pool as well: a prompt of the shared
+ * gpt2 file's whole learned context (256 rows of 128 floats reach the
+ * split) on 2 threads equals 1 thread and one token at a time. */
+Test(invariance, gpt2_rows_split_over_threads)
+{
+    enum { TG = 256 };
+    const char *names[16];
+    const int n_backends = gl_backend_list(names, 16);
+    for (int bi = 0; bi < n_backends; bi++) {
+        if (gl_backend_check(names[bi], NULL) != GL_OK)
+            continue;
+        gl_model *m = load("synthetic-gpt2-tiny", names[bi]);
+        const int V = gl_model_n_vocab(m);
+        const size_t row = sizeof(float) * (size_t)V;
+        int32_t toks[TG];
+        for (int i = 0; i < TG; i++)
+            toks[i] = tok(0, i, V);
+        float *ref = malloc(row * TG), *got = malloc(row * TG);
+        gl_ctx *c1 = make_ctx_n(m, 1, 1, TG, TG), *c2 = make_ctx_n(m, 2, 1, TG, TG);
+        const int all[1] = { TG }, one[1] = { 1 }, two_parts[2] = { 201, 55 };
+        eval_chunked(c1, toks, TG, all, 1, ref, V);
+        eval_chunked(c2, toks, TG, all, 1, got, V);
+        cr_assert_eq(memcmp(got, ref, row * TG), 0, "%s: -t 2 differs from -t 1", names[bi]);
+        eval_chunked(c2, toks, TG, two_parts, 2, got, V);
+        cr_assert_eq(memcmp(got, ref, row * TG), 0, "%s: chunks of 201 and 55 differ", names[bi]);
+        eval_chunked(c1, toks, TG, one, 1, got, V);
+        cr_assert_eq(memcmp(got, ref, row * TG), 0, "%s: one token at a time differs", names[bi]);
+        free(ref);
+        free(got);
+        gl_ctx_free(c1);
+        gl_ctx_free(c2);
+        gl_model_free(m);
+    }
 }
