@@ -217,6 +217,35 @@ Test(invariance, transposed_keys)
     check_every_backend("synthetic-llama3-F16");
 }
 
+/* A prompt of n tokens of m (whose context holds them) on 2 threads, in
+ * two chunks (first, n - first) and one token at a time: the same logits
+ * as one pass on 1 thread. */
+static void check_rows_split(gl_model *m, const char *what, int n, int first)
+{
+    const int V = gl_model_n_vocab(m);
+    const size_t row = sizeof(float) * (size_t)V;
+    int32_t *toks = malloc(sizeof *toks * (size_t)n);
+    for (int i = 0; i < n; i++)
+        toks[i] = tok(0, i, V);
+    float *ref = malloc(row * n), *got = malloc(row * n);
+    const int n_ctx = n > 64 ? n : 64;
+    gl_ctx *c1 = make_ctx_n(m, 1, 1, n, n_ctx), *c2 = make_ctx_n(m, 2, 1, n, n_ctx);
+    const int all[1] = { n }, one[1] = { 1 }, two_parts[2] = { first, n - first };
+    eval_chunked(c1, toks, n, all, 1, ref, V);
+    eval_chunked(c2, toks, n, all, 1, got, V);
+    cr_assert_eq(memcmp(got, ref, row * n), 0, "%s: -t 2 differs from -t 1", what);
+    eval_chunked(c2, toks, n, two_parts, 2, got, V);
+    cr_assert_eq(memcmp(got, ref, row * n), 0, "%s: chunks of %d and %d differ", what, first,
+                 n - first);
+    eval_chunked(c1, toks, n, one, 1, got, V);
+    cr_assert_eq(memcmp(got, ref, row * n), 0, "%s: one token at a time differs", what);
+    free(toks);
+    free(ref);
+    free(got);
+    gl_ctx_free(c1);
+    gl_ctx_free(c2);
+}
+
 /* A prompt's rows are wide enough here (40 x 1024) for the steps between
  * the products (norms, RoPE, SwiGLU, the activations' quantization) to be
  * split over the pool, which the small shared models never are: the same
@@ -237,25 +266,7 @@ Test(invariance, rows_split_over_threads)
         if (gl_backend_check(names[bi], NULL) != GL_OK)
             continue;
         gl_model *m = load_path(path, names[bi]);
-        const int V = gl_model_n_vocab(m);
-        const size_t row = sizeof(float) * (size_t)V;
-        int32_t toks[T];
-        for (int i = 0; i < T; i++)
-            toks[i] = tok(0, i, V);
-        float *ref = malloc(row * T), *got = malloc(row * T);
-        gl_ctx *c1 = make_ctx(m, 1, 1, T), *c2 = make_ctx(m, 2, 1, T);
-        const int all[1] = { T }, one[1] = { 1 }, two_parts[2] = { 33, 7 };
-        eval_chunked(c1, toks, T, all, 1, ref, V);
-        eval_chunked(c2, toks, T, all, 1, got, V);
-        cr_assert_eq(memcmp(got, ref, row * T), 0, "%s: -t 2 differs from -t 1", names[bi]);
-        eval_chunked(c2, toks, T, two_parts, 2, got, V);
-        cr_assert_eq(memcmp(got, ref, row * T), 0, "%s: chunks of 33 and 7 differ", names[bi]);
-        eval_chunked(c1, toks, T, one, 1, got, V);
-        cr_assert_eq(memcmp(got, ref, row * T), 0, "%s: one token at a time differs", names[bi]);
-        free(ref);
-        free(got);
-        gl_ctx_free(c1);
-        gl_ctx_free(c2);
+        check_rows_split(m, names[bi], T, 33);
         gl_model_free(m);
     }
     unlink(path);
@@ -264,35 +275,16 @@ Test(invariance, rows_split_over_threads)
 /* GPT-2's steps between the products (LayerNorm, the fused QKV's bias,
  * GELU, the residuals) split over the pool as well: a prompt of the shared
  * gpt2 file's whole learned context (256 rows of 128 floats reach the
- * split) on 2 threads equals 1 thread and one token at a time. */
+ * split). */
 Test(invariance, gpt2_rows_split_over_threads)
 {
-    enum { TG = 256 };
     const char *names[16];
     const int n_backends = gl_backend_list(names, 16);
     for (int bi = 0; bi < n_backends; bi++) {
         if (gl_backend_check(names[bi], NULL) != GL_OK)
             continue;
         gl_model *m = load("synthetic-gpt2-tiny", names[bi]);
-        const int V = gl_model_n_vocab(m);
-        const size_t row = sizeof(float) * (size_t)V;
-        int32_t toks[TG];
-        for (int i = 0; i < TG; i++)
-            toks[i] = tok(0, i, V);
-        float *ref = malloc(row * TG), *got = malloc(row * TG);
-        gl_ctx *c1 = make_ctx_n(m, 1, 1, TG, TG), *c2 = make_ctx_n(m, 2, 1, TG, TG);
-        const int all[1] = { TG }, one[1] = { 1 }, two_parts[2] = { 201, 55 };
-        eval_chunked(c1, toks, TG, all, 1, ref, V);
-        eval_chunked(c2, toks, TG, all, 1, got, V);
-        cr_assert_eq(memcmp(got, ref, row * TG), 0, "%s: -t 2 differs from -t 1", names[bi]);
-        eval_chunked(c2, toks, TG, two_parts, 2, got, V);
-        cr_assert_eq(memcmp(got, ref, row * TG), 0, "%s: chunks of 201 and 55 differ", names[bi]);
-        eval_chunked(c1, toks, TG, one, 1, got, V);
-        cr_assert_eq(memcmp(got, ref, row * TG), 0, "%s: one token at a time differs", names[bi]);
-        free(ref);
-        free(got);
-        gl_ctx_free(c1);
-        gl_ctx_free(c2);
+        check_rows_split(m, names[bi], 256, 201);
         gl_model_free(m);
     }
 }
