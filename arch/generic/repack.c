@@ -75,9 +75,10 @@ static void q5x_get_lane(uint8_t *qh, const uint8_t *lane)
                 src[r] = row < n_rows ? (const BLK *)((const char *)w + (size_t)row * w_row_bytes) \
                                       : NULL; /* padding: d = 0, quants 0 */                       \
             }                                                                                      \
-            XBLK *o = out + (size_t)g * nblk;                                                      \
-            for (int b = 0; b < nblk; b++, o++)                                                    \
-                for (int r = 0; r < (ROWS); r++) {                                                 \
+            XBLK *og = out + (size_t)g * nblk;                                                     \
+            for (int r = 0; r < (ROWS); r++)                                                       \
+                for (int b = 0; b < nblk; b++) {                                                   \
+                    XBLK *o = og + b;                                                              \
                     if (!src[r]) {                                                                 \
                         o->d[r] = 0;                                                               \
                         M(o->m[r] = 0);                                                            \
