@@ -425,16 +425,23 @@ typedef struct row_task {
     gl_ctx *c;
     const void *layer;
     gl_row_step *fn;
+    int nb;
 } row_task;
 
-static void row_call(void *arg, int b)
+static void row_worker(void *arg, int ith, int nth)
 {
     const row_task *t = arg;
-    t->fn(t->c, t->layer, b);
+    int b0, b1;
+    gl_split_range(t->nb, 1, ith, nth, &b0, &b1);
+    for (int b = b0; b < b1; b++)
+        t->fn(t->c, t->layer, b);
 }
 
 void gl_each_row(gl_ctx *c, const void *layer, int nb, int n, gl_row_step *fn)
 {
-    row_task t = { .c = c, .layer = layer, .fn = fn };
-    gl_threadpool_rows(c->pool, nb, n, row_call, &t);
+    row_task t = { .c = c, .layer = layer, .fn = fn, .nb = nb };
+    if ((double)nb * n >= GL_MIN_PARALLEL_WORK)
+        gl_threadpool_run(c->pool, row_worker, &t);
+    else
+        row_worker(&t, 0, 1);
 }

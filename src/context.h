@@ -107,8 +107,12 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *b, gl_error *err);
 gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *b, gl_error *err);
 
 /* fn(c, layer, b) for the chunk's rows b < nb: the steps between the
- * products, over the pool where the rows are worth it (gl_threadpool_rows;
- * n: the floats one row's step touches). layer: the pass's own layer type. */
+ * products, where a prompt's rows are independent. Split into contiguous
+ * runs over the pool when the rows touch at least GL_MIN_PARALLEL_WORK
+ * floats (n a row); else on the caller, outside any region (a decode
+ * step's row: a region would cost more than it saves). A row's result
+ * never depends on the thread that computes it. layer: the pass's own
+ * layer type. */
 typedef void gl_row_step(gl_ctx *c, const void *layer, int b);
 void gl_each_row(gl_ctx *c, const void *layer, int nb, int n, gl_row_step *fn);
 

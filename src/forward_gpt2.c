@@ -35,17 +35,25 @@ static void qkv_row(gl_ctx *c, const void *layer, int b)
     gl_kv_chunk_put(c, b, row + dim, row + 2 * dim);
 }
 
-/* The output projection plus its bias into the residual stream, then the
- * MLP's input: LayerNorm of that stream. */
+/* Row b of a block's result (xb) plus its bias into the residual stream. */
+static void add_to_stream(gl_ctx *c, const float *bias, int b)
+{
+    const int dim = c->m->cfg.dim;
+    float *x = c->x + (size_t)b * dim, *xb = c->xb + (size_t)b * dim;
+    c->k->add_bias(xb, bias, dim);
+    for (int i = 0; i < dim; i++)
+        x[i] += xb[i];
+}
+
+/* The output projection into the residual stream, then the MLP's input:
+ * LayerNorm of that stream. */
 static void ffn_in_row(gl_ctx *c, const void *layer, int b)
 {
     const gl_gpt2_layer *L = layer;
     const int dim = c->m->cfg.dim;
-    float *x = c->x + (size_t)b * dim, *xb = c->xb + (size_t)b * dim;
-    c->k->add_bias(xb, L->bo, dim);
-    for (int i = 0; i < dim; i++)
-        x[i] += xb[i];
-    c->k->layernorm(xb, x, L->ffn_norm, L->ffn_norm_b, dim, c->m->cfg.norm_eps);
+    add_to_stream(c, L->bo, b);
+    c->k->layernorm(c->xb + (size_t)b * dim, c->x + (size_t)b * dim, L->ffn_norm, L->ffn_norm_b,
+                    dim, c->m->cfg.norm_eps);
 }
 
 static void ffn_act_row(gl_ctx *c, const void *layer, int b)
@@ -57,15 +65,10 @@ static void ffn_act_row(gl_ctx *c, const void *layer, int b)
     c->k->gelu(h, h, ffn);
 }
 
-/* The MLP's result plus its bias into the residual stream. */
+/* The MLP's result into the residual stream. */
 static void ffn_out_row(gl_ctx *c, const void *layer, int b)
 {
-    const gl_gpt2_layer *L = layer;
-    const int dim = c->m->cfg.dim;
-    float *x = c->x + (size_t)b * dim, *xb = c->xb + (size_t)b * dim;
-    c->k->add_bias(xb, L->b_down, dim);
-    for (int i = 0; i < dim; i++)
-        x[i] += xb[i];
+    add_to_stream(c, ((const gl_gpt2_layer *)layer)->b_down, b);
 }
 
 /* ---- the forward pass ---------------------------------------------------- */

@@ -282,30 +282,6 @@ void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double 
         gl_threadpool_run(p, fn, arg);
 }
 
-typedef struct rows_task {
-    gl_row_fn fn;
-    void *arg;
-    int nb;
-} rows_task;
-
-static void rows_worker(void *arg, int ith, int nth)
-{
-    const rows_task *t = arg;
-    int b0, b1;
-    gl_split_range(t->nb, 1, ith, nth, &b0, &b1);
-    for (int b = b0; b < b1; b++)
-        t->fn(t->arg, b);
-}
-
-void gl_threadpool_rows(gl_threadpool *p, int nb, int n, gl_row_fn fn, void *arg)
-{
-    rows_task t = { .fn = fn, .arg = arg, .nb = nb };
-    if ((double)nb * n >= GL_MIN_PARALLEL_WORK)
-        gl_threadpool_run(p, rows_worker, &t);
-    else
-        rows_worker(&t, 0, 1);
-}
-
 int gl_physical_cores(void)
 {
     /* Count distinct (package, core) pairs; SMT siblings share a core. */

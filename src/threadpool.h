@@ -25,15 +25,6 @@ void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg);
 #define GL_MIN_PARALLEL_WORK 32768.0
 void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double work);
 
-/* fn(arg, b) for every row b < nb of a chunk: the steps between the
- * products, where a prompt's rows are independent. Split into contiguous
- * runs over the pool when the rows touch at least GL_MIN_PARALLEL_WORK
- * floats (n a row); else on the caller, outside any region (a decode
- * step's row: a region would cost more than it saves). A row's result
- * never depends on the thread that computes it. */
-typedef void (*gl_row_fn)(void *arg, int b);
-void gl_threadpool_rows(gl_threadpool *p, int nb, int n, gl_row_fn fn, void *arg);
-
 /* While thread ith waits, at the end of a region for the others or for the
  * next region, it prefetches [ptr, ptr + len) into L2: the matrix products
  * name each thread's first weights of the product that comes next, so the
