@@ -9,6 +9,7 @@
  * kernels, tunes and layouts are its own. ab_kernel_time is its only
  * export; its state is this benchmark's, not the library's. */
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -16,6 +17,7 @@
 #include "bwprobe.h"
 #include "genloop.h"
 #include "kernels.h"
+#include "threadpool.h"
 
 /* what ab_kernel_time measures: the product of a rows x n matrix of the
  * type (in the backend's repacked layout where it has one, as a loaded
@@ -36,7 +38,45 @@ static struct {
     size_t wbytes, wrb, ncopies, xrb;
     void *x;
     float *y;
+    int pool_ready;
+    gl_threadpool *pool;
+    size_t piece_bytes;
 } st;
+
+/* One call of the product: with AB_THREADS=N (N > 1) the rows split over N
+ * threads as decode splits them (whole sets of 64 rows), each thread's
+ * share in calls of about AB_PIECE_KB KiB of weights (decode's pieces,
+ * src/matmul.c; default: the whole share in one call). The pool's workers
+ * spin for a while after a module's turn, so the next module's first
+ * millisecond shares the cores with them, alike for every module. */
+typedef struct ab_call {
+    const unsigned char *w;
+    size_t gb;
+    int rows, n, nb;
+} ab_call;
+
+static void ab_worker(void *arg, int ith, int nth)
+{
+    const ab_call *c = arg;
+    int r0, r1;
+    gl_split_range(c->rows, 64, ith, nth, &r0, &r1);
+    const size_t piece_rows = st.piece_bytes / st.wrb / 64 * 64;
+    const int step = st.piece_bytes == SIZE_MAX ? r1 - r0 : piece_rows ? (int)piece_rows : 64;
+    for (int a = r0; a < r1; a += step) {
+        const int b = r1 - a < step ? r1 : a + step;
+        st.f(c->w, c->gb, st.x, st.xrb, st.y, (size_t)c->rows, c->n, a, b, c->nb);
+    }
+}
+
+static void ab_threads_setup(void)
+{
+    const char *e = getenv("AB_THREADS"), *pe = getenv("AB_PIECE_KB");
+    const int nth = e && atoi(e) > 1 ? atoi(e) : 1;
+    st.pool_ready = 1;
+    if (nth > 1 && gl_threadpool_create(&st.pool, nth, NULL) != GL_OK)
+        st.pool = NULL;
+    st.piece_bytes = pe && atoi(pe) > 0 ? (size_t)atoi(pe) << 10 : SIZE_MAX;
+}
 
 static int ab_prepare(const ab_setup *s, char *err, size_t errlen)
 {
@@ -128,12 +168,19 @@ __attribute__((visibility("default"))) int ab_kernel_time(const char *type, cons
     if ((!st.ready || memcmp(&s, &st.s, sizeof s)) && ab_prepare(&s, err, errlen))
         return -1;
     const size_t gb = st.wrb * (size_t)st.grows;
+    if (!st.pool_ready)
+        ab_threads_setup();
     size_t calls = 0;
     const double t0 = bw_now();
     double t;
     do {
-        st.f(st.w + calls % st.ncopies * st.wbytes, gb, st.x, st.xrb, st.y, (size_t)rows, n, 0,
-             rows, nb);
+        ab_call c = {
+            .w = st.w + calls % st.ncopies * st.wbytes, .gb = gb, .rows = rows, .n = n, .nb = nb
+        };
+        if (st.pool)
+            gl_threadpool_run(st.pool, ab_worker, &c);
+        else
+            ab_worker(&c, 0, 1);
         calls++;
     } while ((t = bw_now() - t0) < secs);
     *per_call = t / (double)calls;

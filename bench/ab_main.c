@@ -16,7 +16,10 @@
  * so the ratio's quartiles show how far the difference is real (an A/A run, the same module twice,
  * reads 1.000 within about 2 %). Defaults: q6_K, 2048 x 5632 (TinyLlama's FFN up), 32 columns (the
  * prefill tile path), hot (--cold-mb 0), 30 rounds. --nb 1 --cold-mb 1024
- * times decode from memory. */
+ * times decode from memory. Environment: AB_THREADS=N splits each product's
+ * rows over N threads, AB_PIECE_KB=K has each thread take its share in
+ * calls of about K KiB (bench/ab_kernel.c): 2-thread decode as the engine
+ * runs it is AB_THREADS=2 AB_PIECE_KB=320. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>

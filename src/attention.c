@@ -302,6 +302,24 @@ static void prefetch_rows(const uint8_t *p, size_t stride, int n, size_t bytes, 
     }
 }
 
+/* The work items of a layer's attention over nb rows, as thread ith of nth
+ * takes them: items [*i0, *i1) of nb * n_kv_heads * per_kv, item i being
+ * row i / (n_kv * per_kv), KV head i / per_kv % n_kv, and query heads
+ * sub * (i % per_kv) on of that head's group: `per_kv` sub-groups of `sub`
+ * query heads each. */
+static void attn_items(const gl_ctx *c, int nb, int ith, int nth, int *per_kv, int *sub, int *i0,
+                       int *i1)
+{
+    const int n_kv = c->m->cfg.n_kv_heads, group = c->m->cfg.n_heads / n_kv;
+    const int items = nb * n_kv;
+    int pk = 1;
+    if (items < nth)
+        pk = (nth + items - 1) / items < group ? (nth + items - 1) / items : group;
+    *sub = (group + pk - 1) / pk;
+    *per_kv = (group + *sub - 1) / *sub;
+    gl_split_range(items * *per_kv, 1, ith, nth, i0, i1);
+}
+
 typedef struct attn_task {
     gl_ctx *c;
     int layer, nb;
@@ -325,16 +343,8 @@ static void attn_worker(void *arg, int ith, int nth)
     float *q16 = c->q16 + (size_t)ith * group * hd;
     const bool q8 = c->kv_type == GL_KV_Q8_0, f16 = c->kv_type == GL_KV_F16;
 
-    /* sub-groups of `sub` query heads, `per_kv` of them per KV head */
-    int per_kv = 1;
-    const int items = t->nb * n_kv;
-    if (items < nth)
-        per_kv = (nth + items - 1) / items < group ? (nth + items - 1) / items : group;
-    const int sub = (group + per_kv - 1) / per_kv;
-    per_kv = (group + sub - 1) / sub;
-
-    int i0, i1;
-    gl_split_range(items * per_kv, 1, ith, nth, &i0, &i1);
+    int per_kv, sub, i0, i1;
+    attn_items(c, t->nb, ith, nth, &per_kv, &sub, &i0, &i1);
     for (int item = i0; item < i1; item++) {
         const int b = item / (n_kv * per_kv), rem = item % (n_kv * per_kv);
         const int kvh = rem / per_kv, g0 = rem % per_kv * sub;
@@ -435,6 +445,59 @@ static void attn_worker(void *arg, int ith, int nth)
                                                strides[r], runs[r].n, hd);
             n += runs[r].n;
         }
+    }
+}
+
+/* The first bytes of each cached K and V head a thread's items read that it
+ * prefetches while it waits for the attention region: the keys and values
+ * come from memory (evicted since the last token), and reading them as
+ * short cold streams was a third of a decode step's attention. TinyLlama
+ * Q4_K_M decode at 16-80 positions, 2 threads on a Zen 5: the region
+ * 9.0-9.7 -> 7.0-7.6 us a layer (bench/RESULTS.md). */
+enum { ATTN_IDLE_BYTES = 8 << 10 };
+
+void gl_attention_next(gl_ctx *c, int layer)
+{
+    /* decode rows alone in their sequence read their history from the ring
+     * (kv_in_region); position-major Q8_0 rows would be many short runs */
+    if (!c->kv_in_region || !head_major(c))
+        return;
+    const int n_kv = c->m->cfg.n_kv_heads, nth = gl_threadpool_size(c->pool);
+    const bool sliding = c->m->layers && c->m->layers[layer].sliding;
+    const gl_kv_run *all_runs = sliding ? c->runs_swa : c->runs;
+    const int *all_n_runs = sliding ? c->n_runs_swa : c->n_runs;
+    const size_t head_stride = (size_t)c->n_ctx_alloc * head_bytes(c);
+    for (int ith = 0; ith < nth; ith++) {
+        int per_kv, sub, i0, i1;
+        attn_items(c, c->plan_nb, ith, nth, &per_kv, &sub, &i0, &i1);
+        if (i0 >= i1)
+            continue;
+        /* the KV heads of the thread's first row, one run of each */
+        const int b = i0 / (n_kv * per_kv);
+        if (!row_alone(c, b) || all_n_runs[b] < 1)
+            continue;
+        const int h0 = i0 / per_kv % n_kv;
+        const int last =
+            i1 - 1 < (b + 1) * n_kv * per_kv - 1 ? i1 - 1 : (b + 1) * n_kv * per_kv - 1;
+        const int h1 = last / per_kv % n_kv + 1;
+        const gl_kv_run *r = &all_runs[(size_t)b * GL_MAX_RUNS];
+        if (r->in_chunk)
+            continue;
+        const size_t layer_off = cache_off(c, c->row_seq[b], layer);
+        /* transposed keys: the whole blocks holding the run's positions */
+        const size_t k_row =
+            c->k_transposed ? (size_t)r->row / GL_KT_BLOCK * GL_KT_BLOCK : (size_t)r->row;
+        size_t k_len = (size_t)r->n * head_bytes(c);
+        if (c->k_transposed)
+            k_len = ((size_t)r->row % GL_KT_BLOCK + (size_t)r->n + GL_KT_BLOCK - 1) / GL_KT_BLOCK *
+                    GL_KT_BLOCK * head_bytes(c);
+        const size_t v_len = (size_t)r->n * head_bytes(c);
+        gl_threadpool_push_prefetch(
+            c->pool, ith, c->v_cache + layer_off + slot_off(c, h0, (size_t)r->row),
+            v_len < ATTN_IDLE_BYTES ? v_len : ATTN_IDLE_BYTES, head_stride, h1 - h0);
+        gl_threadpool_push_prefetch(c->pool, ith, c->k_cache + layer_off + slot_off(c, h0, k_row),
+                                    k_len < ATTN_IDLE_BYTES ? k_len : ATTN_IDLE_BYTES, head_stride,
+                                    h1 - h0);
     }
 }
 

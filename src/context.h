@@ -140,6 +140,9 @@ void gl_kv_chunk_put(gl_ctx *c, int b, const float *k, const float *v);
  * head together: reads c->q, c->k_chunk, c->v_chunk and the ring; writes
  * c->att. */
 void gl_attention(gl_ctx *c, int layer, int nb);
+/* Names to the pool what each thread's share of a layer's attention reads
+ * from the cache (gl_threadpool_push_prefetch): call after gl_matmul_next. */
+void gl_attention_next(gl_ctx *c, int layer);
 /* Copies the batch's K/V rows into their sequences' ring slots. */
 void gl_kv_store_chunk(gl_ctx *c, int layer, int nb);
 

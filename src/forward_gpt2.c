@@ -111,6 +111,7 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
         /* attention: q, k, v from one fused product, rows [q | k | v] */
         gl_each_row(c, L, nb, dim, attn_in_row);
         gl_matmul_next(c, &L->wo, NULL, NULL);
+        gl_attention_next(c, l); /* and before it, this layer's cached K and V */
         gl_matmul3(c, c->xb, dim, nb, &L->wqkv, c->qkv, NULL, NULL, NULL, NULL);
         gl_each_row(c, L, nb, 3 * dim, qkv_row);
         gl_attention(c, l, nb);

@@ -211,6 +211,7 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
 
         gl_each_row(c, L, nb, dim, attn_in_row);
         gl_matmul_next(c, &L->wo, NULL, NULL);
+        gl_attention_next(c, l); /* and before it, this layer's cached K and V */
         gl_matmul3(c, c->xb, dim, nb, &L->wq, c->q, &L->wk, c->kcur, &L->wv, c->vcur);
         gl_each_row(c, L, nb, q_dim, qkv_row);
         gl_attention(c, l, nb);

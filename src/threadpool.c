@@ -29,21 +29,67 @@ typedef struct worker {
     int ith;
 } worker;
 
-/* one thread's bytes to prefetch while it waits (gl_threadpool_set_prefetch),
- * a cache line each so that setting them never disturbs a spinning core */
+/* What one thread prefetches while it waits (gl_threadpool_set_prefetch,
+ * gl_threadpool_push_prefetch): up to IDLE_RANGES ranges, walked in order,
+ * each `count` runs of `len` bytes `stride` apart. Its own cache lines, so
+ * that setting them never disturbs a spinning core. */
+enum { IDLE_RANGES = 4 };
+typedef struct idle_range {
+    const char *ptr;
+    size_t len, stride;
+    int count;
+} idle_range;
 typedef struct idle_prefetch {
-    _Alignas(64) const char *ptr;
-    size_t len;
+    _Alignas(64) idle_range r[IDLE_RANGES];
+    int n;
 } idle_prefetch;
 
-/* Walks [*cur, end) one cache line per call; false once there is nothing
- * left to prefetch (then the caller relaxes instead). */
-static inline bool prefetch_step(const char **cur, const char *end)
+/* A waiting thread's walk over its own copy of the ranges, taken before the
+ * caller may set the next ones. */
+typedef struct idle_walk {
+    idle_prefetch list;
+    int k, run;            /* range, run of it */
+    const char *cur, *end; /* the run's next line and end */
+} idle_walk;
+
+static void walk_start(idle_walk *w, const idle_prefetch *ip)
 {
-    if (*cur >= end)
+    w->list = *ip;
+    w->k = 0;
+    w->run = 0;
+    w->cur = w->end = NULL;
+    if (w->list.n) {
+        w->cur = w->list.r[0].ptr;
+        w->end = w->cur + w->list.r[0].len;
+    }
+}
+
+/* Moves the walk to its next run, of this range or the next; false at the
+ * end of the list. */
+static bool walk_next_run(idle_walk *w)
+{
+    if (w->k >= w->list.n)
         return false;
-    __builtin_prefetch(*cur, 0, 2);
-    *cur += 64;
+    if (++w->run >= w->list.r[w->k].count) {
+        w->run = 0;
+        if (++w->k >= w->list.n)
+            return false;
+    }
+    const idle_range *r = &w->list.r[w->k];
+    w->cur = r->ptr + (size_t)w->run * r->stride;
+    w->end = w->cur + r->len;
+    return true;
+}
+
+/* Prefetches the walk's next cache line; false once there is none left
+ * (then the waiter relaxes instead). */
+static inline bool prefetch_step(idle_walk *w)
+{
+    while (w->cur >= w->end)
+        if (!walk_next_run(w))
+            return false;
+    __builtin_prefetch(w->cur, 0, 2);
+    w->cur += 64;
     return true;
 }
 
@@ -105,10 +151,10 @@ static void *worker_main(void *p)
     worker *w = p;
     gl_threadpool *pool = w->pool;
     unsigned seen = 0;
-    const char *pf = NULL, *pf_end = NULL;
+    idle_walk pf = { .list.n = 0 };
     for (;;) {
         for (int i = 0; i < pool->spin && atomic_load(&pool->gen) == seen; i++)
-            if (!prefetch_step(&pf, pf_end))
+            if (!prefetch_step(&pf))
                 cpu_relax();
         if (atomic_load(&pool->gen) == seen) {
             pthread_mutex_lock(&pool->mu);
@@ -124,8 +170,7 @@ static void *worker_main(void *p)
         pool->fn(pool->arg, w->ith, pool->n);
         trace_end(pool->trace, w->ith);
         /* read before done: the caller sets the next ranges only after it */
-        pf = pool->idle[w->ith].ptr;
-        pf_end = pf ? pf + pool->idle[w->ith].len : pf;
+        walk_start(&pf, &pool->idle[w->ith]);
         atomic_fetch_add(&pool->done, 1);
     }
 }
@@ -244,9 +289,10 @@ void gl_threadpool_run(gl_threadpool *p, gl_task_fn fn, void *arg)
     trace_end(t, 0);
     /* Spin for the common case; yield when the workers are descheduled
      * (an oversubscribed machine), or spinning would steal their core. */
-    const char *pf = p->idle[0].ptr, *pf_end = pf ? pf + p->idle[0].len : pf;
+    idle_walk pf;
+    walk_start(&pf, &p->idle[0]);
     for (int i = 0; atomic_load(&p->done) != p->n - 1; i++) {
-        if (prefetch_step(&pf, pf_end))
+        if (prefetch_step(&pf))
             continue;
         if (i < p->spin)
             cpu_relax();
@@ -270,8 +316,34 @@ void gl_threadpool_tag(gl_threadpool *p, uint64_t bytes)
 
 void gl_threadpool_set_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len)
 {
-    p->idle[ith].ptr = ptr;
-    p->idle[ith].len = ptr ? len : 0;
+    p->idle[ith].n = 0;
+    gl_threadpool_push_prefetch(p, ith, ptr, len, 0, 1);
+}
+
+void gl_threadpool_push_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len,
+                                 size_t stride, int count)
+{
+    idle_prefetch *ip = &p->idle[ith];
+    if (!ptr || !len || count < 1)
+        return;
+    const int n = ip->n < IDLE_RANGES ? ip->n + 1 : IDLE_RANGES; /* the last one drops off */
+    for (int i = n - 1; i > 0; i--)
+        ip->r[i] = ip->r[i - 1];
+    ip->r[0] = (idle_range){ .ptr = ptr, .len = len, .stride = stride, .count = count };
+    ip->n = n;
+}
+
+int gl_threadpool_prefetch_runs(const gl_threadpool *p, int ith, const char **ptr, size_t *len,
+                                int max)
+{
+    idle_walk w;
+    walk_start(&w, &p->idle[ith]);
+    int n = 0;
+    for (bool more = w.list.n > 0; more && n < max; more = walk_next_run(&w)) {
+        ptr[n] = w.cur;
+        len[n++] = (size_t)(w.end - w.cur);
+    }
+    return n;
 }
 
 void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double work)

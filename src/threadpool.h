@@ -29,8 +29,17 @@ void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double 
  * next region, it prefetches [ptr, ptr + len) into L2: the matrix products
  * name each thread's first weights of the product that comes next, so the
  * memory bandwidth a waiting core would leave unused streams them ahead.
- * Set before gl_threadpool_run; it stays in force until set again. */
+ * Set before gl_threadpool_run; it stays in force until set again.
+ * gl_threadpool_push_prefetch puts `count` runs of len bytes, `stride`
+ * apart, in front of what is set (what the thread needs sooner: a layer's
+ * cached keys and values before the next product's weights); of more than
+ * four pushed ranges the first set ones are dropped. */
 void gl_threadpool_set_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len);
+void gl_threadpool_push_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len,
+                                 size_t stride, int count);
+/* The runs thread ith would prefetch, in order (at most max): for tests. */
+int gl_threadpool_prefetch_runs(const gl_threadpool *p, int ith, const char **ptr, size_t *len,
+                                int max);
 
 /* Where a decode step's time goes (genloop bench --breakdown): while a
  * trace is set, every region gl_threadpool_run{,_sized} runs adds to its
