@@ -32,8 +32,8 @@ void gl_threadpool_run_sized(gl_threadpool *p, gl_task_fn fn, void *arg, double 
  * Set before gl_threadpool_run; it stays in force until set again.
  * gl_threadpool_push_prefetch puts `count` runs of len bytes, `stride`
  * apart, in front of what is set (what the thread needs sooner: a layer's
- * cached keys and values before the next product's weights); of more than
- * four pushed ranges the first set ones are dropped. */
+ * cached keys and values before the next product's weights). A thread holds
+ * four ranges; a fifth push drops the one set earliest. */
 void gl_threadpool_set_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len);
 void gl_threadpool_push_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len,
                                  size_t stride, int count);
