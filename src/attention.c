@@ -171,6 +171,13 @@ static size_t kt_elem(const gl_ctx *c, size_t rows, int h, size_t s, int d)
            s % GL_KT_BLOCK;
 }
 
+/* Bytes of transposed keys holding n keys from lane `lane` of a block on:
+ * the whole blocks. */
+static size_t kt_run_bytes(const gl_ctx *c, int lane, int n)
+{
+    return ((size_t)lane + (size_t)n + GL_KT_BLOCK - 1) / GL_KT_BLOCK * GL_KT_BLOCK * head_bytes(c);
+}
+
 /* One head's key (hd floats) into transposed storage whose dimension 0 is at
  * e0: dimension d lands GL_KT_BLOCK elements after d - 1. Converted a piece
  * at a time, then scattered. */
@@ -404,10 +411,7 @@ static void attn_worker(void *arg, int ith, int nth)
                         sizeof(block_q8_0);
             }
             if (c->k_transposed)
-                prefetch_rows(k_rows[r], 0, 1,
-                              (size_t)(lanes[r] + runs[r].n + GL_KT_BLOCK - 1) / GL_KT_BLOCK *
-                                  head_bytes(c) * GL_KT_BLOCK,
-                              &k_budget);
+                prefetch_rows(k_rows[r], 0, 1, kt_run_bytes(c, lanes[r], runs[r].n), &k_budget);
             else
                 prefetch_rows(k_rows[r] + off, strides[r], runs[r].n, bytes, &k_budget);
             prefetch_rows(v_rows[r] + off, strides[r], runs[r].n, bytes, &v_budget);
@@ -485,13 +489,10 @@ void gl_attention_next(gl_ctx *c, int layer)
             continue;
         const size_t layer_off = cache_off(c, c->row_seq[b], layer);
         /* transposed keys: the whole blocks holding the run's positions */
-        const size_t k_row =
-            c->k_transposed ? (size_t)r->row / GL_KT_BLOCK * GL_KT_BLOCK : (size_t)r->row;
-        size_t k_len = (size_t)r->n * head_bytes(c);
-        if (c->k_transposed)
-            k_len = ((size_t)r->row % GL_KT_BLOCK + (size_t)r->n + GL_KT_BLOCK - 1) / GL_KT_BLOCK *
-                    GL_KT_BLOCK * head_bytes(c);
+        const int lane = c->k_transposed ? r->row % GL_KT_BLOCK : 0;
+        const size_t k_row = (size_t)(r->row - lane);
         const size_t v_len = (size_t)r->n * head_bytes(c);
+        const size_t k_len = c->k_transposed ? kt_run_bytes(c, lane, r->n) : v_len;
         gl_threadpool_push_prefetch(
             c->pool, ith, c->v_cache + layer_off + slot_off(c, h0, (size_t)r->row),
             v_len < ATTN_IDLE_BYTES ? v_len : ATTN_IDLE_BYTES, head_stride, h1 - h0);

@@ -52,16 +52,22 @@ typedef struct idle_walk {
     const char *cur, *end; /* the run's next line and end */
 } idle_walk;
 
+/* Points the walk at run `run` of range k. */
+static void walk_at(idle_walk *w)
+{
+    const idle_range *r = &w->list.r[w->k];
+    w->cur = r->ptr + (size_t)w->run * r->stride;
+    w->end = w->cur + r->len;
+}
+
 static void walk_start(idle_walk *w, const idle_prefetch *ip)
 {
     w->list = *ip;
     w->k = 0;
     w->run = 0;
     w->cur = w->end = NULL;
-    if (w->list.n) {
-        w->cur = w->list.r[0].ptr;
-        w->end = w->cur + w->list.r[0].len;
-    }
+    if (w->list.n)
+        walk_at(w);
 }
 
 /* Moves the walk to its next run, of this range or the next; false at the
@@ -75,9 +81,7 @@ static bool walk_next_run(idle_walk *w)
         if (++w->k >= w->list.n)
             return false;
     }
-    const idle_range *r = &w->list.r[w->k];
-    w->cur = r->ptr + (size_t)w->run * r->stride;
-    w->end = w->cur + r->len;
+    walk_at(w);
     return true;
 }
 
