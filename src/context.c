@@ -194,6 +194,7 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
     c->rope_inv_freq = malloc(((size_t)cfg->rope_dim / 2 + 1) * sizeof(double));
     if (m->gpt2_layers)
         c->qkv = malloc(nb * 3 * dim * sizeof(float));
+    c->embd_row = malloc(m->tok_embd.row_bytes + 1);
     /* attention scratch per thread: one KV head's group of query heads */
     const size_t group = (size_t)(cfg->n_heads / cfg->n_kv_heads);
     c->scores = malloc((size_t)p.n_threads * group * (size_t)p.n_ctx * sizeof(float));
@@ -219,7 +220,7 @@ gl_status gl_ctx_create(gl_ctx **out, gl_model *m, const gl_ctx_params *params, 
         !c->k_chunk || !c->v_chunk || !c->xq || !c->rope_cs || !c->rope_inv_freq || !c->scores ||
         !c->q16 || !c->runs || !c->n_runs || !c->seq_pos || !c->all_rows || !c->row_seq_arg ||
         !c->row_seq || !c->row_pos || !c->row_first || !c->row_k_src || !c->row_v_src ||
-        !c->mm_ranges || (m->gpt2_layers && !c->qkv) ||
+        !c->mm_ranges || !c->embd_row || (m->gpt2_layers && !c->qkv) ||
         (any_sliding && (!c->runs_swa || !c->n_runs_swa))) {
         gl_ctx_free(c);
         return gl_fail(err, GL_ERR_NOMEM, "out of memory for the context's scratch buffers");
@@ -250,6 +251,7 @@ void gl_ctx_free(gl_ctx *c)
     free(c->att);
     free(c->hb);
     free(c->hb2);
+    free(c->embd_row);
     free(c->qkv);
     free(c->k_chunk);
     free(c->v_chunk);

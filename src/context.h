@@ -71,6 +71,7 @@ struct gl_ctx {
     /* scratch, n_batch rows each */
     float *x, *xb, *q, *kcur, *vcur, *att, *hb, *hb2;
     float *qkv;                 /* gpt2: [n_batch][3 * dim] fused projection */
+    void *embd_row;             /* one GGUF row of the token embedding (unpacked) */
     uint8_t *k_chunk, *v_chunk; /* this chunk's K/V in cache format (K in
                                    transposed blocks when k_transposed) */
     void *xq;                   /* quantized activations: one region per format */
@@ -120,6 +121,20 @@ void gl_each_row(gl_ctx *c, const void *layer, int nb, int n, gl_row_step *fn);
  * parallel region; pass NULL for unused weights. Output rows are n_out apart. */
 void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, float *y0,
                 const gl_weight *w1, float *y1, const gl_weight *w2, float *y2);
+/* What a product does to its output rows on the thread that computed them,
+ * right after (in its cache, and in parallel, where a step of its own
+ * would run on one thread and read half the rows from the other cores):
+ * softcap > 0: y = softcap * tanh(y / softcap); add_to: add_to[b *
+ * add_stride + r] += y[b][r] (a residual stream). Each value's arithmetic
+ * is the same as a separate step's, whichever thread computes it. */
+typedef struct gl_epilogue {
+    float softcap;
+    float *add_to;
+    size_t add_stride; /* floats */
+} gl_epilogue;
+/* gl_matmul3 of one product with an epilogue. */
+void gl_matmul_ep(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w, float *y,
+                  const gl_epilogue *ep);
 /* Names the weights of the product that follows the next gl_matmul3 (NULL
  * for unused ones): threads that wait, from the end of their share of the
  * next product on, prefetch the start of their share of this one. A hint

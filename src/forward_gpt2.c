@@ -91,10 +91,9 @@ gl_status gl_forward_gpt2(gl_ctx *c, const gl_batch *batch, gl_error *err)
 
     /* x = token embedding + position embedding */
     for (int b = 0; b < nb; b++) {
-        const gl_weight *te = &m->tok_embd, *pe = &m->pos_embd;
+        const gl_weight *pe = &m->pos_embd;
         float *x = c->x + (size_t)b * dim;
-        k->dequant[te->type]((const char *)te->data + (size_t)batch->tokens[b] * te->row_bytes, x,
-                             dim);
+        gl_model_embed_row(m, k, batch->tokens[b], x, c->embd_row);
         k->dequant[pe->type]((const char *)pe->data + (size_t)c->row_pos[b] * pe->row_bytes, c->xb,
                              dim);
         k->add_bias(x, c->xb, dim);

@@ -138,17 +138,20 @@ static void qkv_row(gl_ctx *c, const void *layer, int b)
     gl_kv_chunk_put(c, b, kc, vc);
 }
 
-/* The output projection's result into the residual stream, then the FFN
- * block's input: RMSNorm of that stream. */
+/* The output projection's result into the residual stream (unless the
+ * product's epilogue added it: residual_epilogue), then the FFN block's
+ * input: RMSNorm of that stream. */
 static void ffn_in_row(gl_ctx *c, const void *layer, int b)
 {
     const gl_layer *L = layer;
     const gl_config *cfg = &c->m->cfg;
     const int dim = cfg->dim;
     float *x = c->x + (size_t)b * dim, *xb = c->xb + (size_t)b * dim;
-    norm_rows(c->k, xb, L->post_attn_norm, dim, 1, cfg->norm_eps);
-    for (int i = 0; i < dim; i++)
-        x[i] += xb[i];
+    if (L->post_attn_norm) {
+        norm_rows(c->k, xb, L->post_attn_norm, dim, 1, cfg->norm_eps);
+        for (int i = 0; i < dim; i++)
+            x[i] += xb[i];
+    }
     c->k->rmsnorm(xb, x, L->ffn_norm, dim, cfg->norm_eps);
     round_input(c->k, &L->w_gate, xb, (size_t)dim);
 }
@@ -169,7 +172,8 @@ static void ffn_act_row(gl_ctx *c, const void *layer, int b)
     round_input(c->k, &L->w_down, h, (size_t)cfg->ffn_dim);
 }
 
-/* The FFN block's result into the residual stream. */
+/* The FFN block's result, normed (gemma2's post-FFN norm), into the
+ * residual stream; without that norm the product's epilogue adds it. */
 static void ffn_out_row(gl_ctx *c, const void *layer, int b)
 {
     const gl_layer *L = layer;
@@ -178,6 +182,19 @@ static void ffn_out_row(gl_ctx *c, const void *layer, int b)
     norm_rows(c->k, xb, L->post_ffn_norm, dim, 1, c->m->cfg.norm_eps);
     for (int i = 0; i < dim; i++)
         x[i] += xb[i];
+}
+
+/* A block's output goes straight into the residual stream, as each thread
+ * finishes its rows, unless a norm of the whole row comes first (post_norm):
+ * the serial step after the product read half its input from the other
+ * cores' caches. */
+static const gl_epilogue *residual_epilogue(const gl_ctx *c, const float *post_norm,
+                                            gl_epilogue *ep)
+{
+    if (post_norm)
+        return NULL;
+    *ep = (gl_epilogue){ .add_to = c->x, .add_stride = (size_t)c->m->cfg.dim };
+    return ep;
 }
 
 /* ---- the forward pass ---------------------------------------------------- */
@@ -192,10 +209,8 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
     (void)err;
 
     for (int b = 0; b < nb; b++) {
-        const gl_weight *e = &m->tok_embd;
         float *x = c->x + (size_t)b * dim;
-        k->dequant[e->type]((const char *)e->data + (size_t)batch->tokens[b] * e->row_bytes, x,
-                            dim);
+        gl_model_embed_row(m, k, batch->tokens[b], x, c->embd_row);
         for (int i = 0; cfg->embd_scale != 1.0f && i < dim; i++)
             x[i] *= cfg->embd_scale;
     }
@@ -219,7 +234,9 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
 
         gl_matmul_next(c, &L->w_gate, &L->w_up, NULL);
         round_input(k, &L->wo, c->att, (size_t)nb * q_dim);
-        gl_matmul3(c, c->att, q_dim, nb, &L->wo, c->xb, NULL, NULL, NULL, NULL);
+        gl_epilogue ep;
+        gl_matmul_ep(c, c->att, q_dim, nb, &L->wo, c->xb,
+                     residual_epilogue(c, L->post_attn_norm, &ep));
         gl_each_row(c, L, nb, dim, ffn_in_row);
 
         gl_matmul_next(c, &L->w_down, NULL, NULL);
@@ -229,8 +246,10 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
             gl_matmul_next(c, &L_next->wq, &L_next->wk, &L_next->wv);
         else
             gl_matmul_next(c, &m->output, NULL, NULL);
-        gl_matmul3(c, c->hb, cfg->ffn_dim, nb, &L->w_down, c->xb, NULL, NULL, NULL, NULL);
-        gl_each_row(c, L, nb, dim, ffn_out_row);
+        gl_matmul_ep(c, c->hb, cfg->ffn_dim, nb, &L->w_down, c->xb,
+                     residual_epilogue(c, L->post_ffn_norm, &ep));
+        if (L->post_ffn_norm)
+            gl_each_row(c, L, nb, dim, ffn_out_row);
     }
 
     /* logits only for the rows someone samples from */
@@ -241,11 +260,9 @@ gl_status gl_forward_llama(gl_ctx *c, const gl_batch *batch, gl_error *err)
         const gl_layer *L0 = &m->layers[0]; /* the next token's first product */
         gl_matmul_next(c, &L0->wq, &L0->wk, &L0->wv);
         round_input(k, &m->output, c->xb, (size_t)batch->n_out * dim);
-        gl_matmul3(c, c->xb, dim, batch->n_out, &m->output, batch->logits, NULL, NULL, NULL, NULL);
-        if (cfg->final_softcap > 0.0f)
-            for (int i = 0; i < batch->n_out; i++)
-                k->softcap(batch->logits + (size_t)i * cfg->n_vocab, cfg->n_vocab,
-                           cfg->final_softcap);
+        /* gemma2's soft-cap, by each thread on its rows of the logits */
+        const gl_epilogue cap = { .softcap = cfg->final_softcap };
+        gl_matmul_ep(c, c->xb, dim, batch->n_out, &m->output, batch->logits, &cap);
     }
     return GL_OK;
 }

@@ -20,6 +20,7 @@ typedef struct mm_job {
     float *y;
     size_t y_stride; /* floats */
     int nb;
+    gl_epilogue ep;
 } mm_job;
 
 typedef struct mm_task {
@@ -107,6 +108,20 @@ static bool mm_claim(gl_row_range *r, uint32_t n, bool from_back, int *u0, int *
     }
 }
 
+/* The epilogue of rows [r0, r1) of a job's nb output rows, right after the
+ * thread computed them (they are still in its cache). Element by element,
+ * so a value never depends on where a thread's rows start or end. */
+static void mm_epilogue(const gl_kernels *k, const mm_job *jb, int r0, int r1)
+{
+    for (int b = 0; b < jb->nb; b++) {
+        float *y = jb->y + (size_t)b * jb->y_stride + r0;
+        if (jb->ep.softcap > 0.0f)
+            k->softcap(y, r1 - r0, jb->ep.softcap);
+        if (jb->ep.add_to)
+            k->add_bias(jb->ep.add_to + (size_t)b * jb->ep.add_stride + r0, y, r1 - r0);
+    }
+}
+
 /* Units [u0, u1) of the concatenated jobs. */
 static void mm_units(const mm_task *t, int u0, int u1)
 {
@@ -125,6 +140,8 @@ static void mm_units(const mm_task *t, int u0, int u1)
         else
             t->k->matmul[w->type](w->data, w->row_bytes, jb->x, jb->x_stride, jb->y, jb->y_stride,
                                   w->n_in, r0, r1, jb->nb);
+        if (jb->ep.softcap > 0.0f || jb->ep.add_to)
+            mm_epilogue(t->k, jb, r0, r1);
         u0 = e;
     }
 }
@@ -198,9 +215,12 @@ static void quantize_inputs(gl_ctx *c, const act *a, const gl_weight *const *w, 
         quant_worker(&t, 0, 1);
 }
 
-static mm_job make_job(gl_ctx *c, const act *a, const gl_weight *w, float *y, size_t y_stride)
+static mm_job make_job(gl_ctx *c, const act *a, const gl_weight *w, float *y, size_t y_stride,
+                       const gl_epilogue *ep)
 {
     mm_job j = { .w = w, .y = y, .y_stride = y_stride, .nb = a->nb };
+    if (ep)
+        j.ep = *ep;
     const int f = c->k->act_type[w->type];
     if (f != GL_ACT_F32) {
         j.x = c->xq_act[f];
@@ -212,18 +232,18 @@ static mm_job make_job(gl_ctx *c, const act *a, const gl_weight *w, float *y, si
     return j;
 }
 
-/* Up to three products sharing one input, in one parallel region. */
-void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, float *y0,
-                const gl_weight *w1, float *y1, const gl_weight *w2, float *y2)
+/* Up to three products sharing one input, in one parallel region; ep:
+ * the first product's epilogue, or NULL. */
+static void matmul_jobs(gl_ctx *c, const float *x, int n, int nb, const gl_weight *const ws[3],
+                        float *const ys[3], const gl_epilogue *ep)
 {
     act a = { .x = x, .x_stride = (size_t)n, .n = n, .nb = nb };
     mm_task t = { .k = c->k };
-    const gl_weight *ws[3] = { w0, w1, w2 };
-    float *ys[3] = { y0, y1, y2 };
     quantize_inputs(c, &a, ws, 3);
     for (int i = 0; i < 3; i++)
         if (ws[i])
-            t.jobs[t.n_jobs++] = make_job(c, &a, ws[i], ys[i], (size_t)ws[i]->n_out);
+            t.jobs[t.n_jobs++] =
+                make_job(c, &a, ws[i], ys[i], (size_t)ws[i]->n_out, i == 0 ? ep : NULL);
     double work = 0;
     for (int j = 0; j < t.n_jobs; j++) {
         const int rows = t.jobs[j].w->n_out;
@@ -247,6 +267,22 @@ void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, f
         bytes += (uint64_t)t.jobs[j].w->n_out * t.jobs[j].w->row_bytes;
     gl_threadpool_tag(c->pool, bytes);
     gl_threadpool_run_sized(c->pool, mm_worker, &t, work);
+}
+
+void gl_matmul3(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w0, float *y0,
+                const gl_weight *w1, float *y1, const gl_weight *w2, float *y2)
+{
+    const gl_weight *const ws[3] = { w0, w1, w2 };
+    float *const ys[3] = { y0, y1, y2 };
+    matmul_jobs(c, x, n, nb, ws, ys, NULL);
+}
+
+void gl_matmul_ep(gl_ctx *c, const float *x, int n, int nb, const gl_weight *w, float *y,
+                  const gl_epilogue *ep)
+{
+    const gl_weight *const ws[3] = { w, NULL, NULL };
+    float *const ys[3] = { y, NULL, NULL };
+    matmul_jobs(c, x, n, nb, ws, ys, ep);
 }
 
 /* The first bytes of each thread's share that a waiting thread prefetches:

@@ -110,6 +110,18 @@ gl_status gl_bind_weight(gl_model *m, gl_weight *w, const char *name, int n_in, 
     return GL_OK;
 }
 
+void gl_model_embed_row(const gl_model *m, const gl_kernels *k, int token, float *x, void *scratch)
+{
+    const gl_weight *e = &m->tok_embd;
+    const void *row = (const char *)e->data + (size_t)token * e->row_bytes;
+    if (m->embd_from_output) {
+        const gl_weight *o = &m->output;
+        k->layouts[o->layout].unpack(scratch, o->data, o->group_bytes, e->n_in, token);
+        row = scratch;
+    }
+    k->dequant[e->type](row, x, e->n_in);
+}
+
 gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n, gl_error *err)
 {
     const gguf_tensor *t = gguf_find_tensor(&m->gguf, name);

@@ -101,9 +101,11 @@ struct gl_model {
     bool has_weights;
     gl_weight tok_embd; /* n_vocab rows of dim */
     const float *output_norm;
-    gl_weight output; /* dim -> n_vocab (tied: tok_embd) */
-    bool output_tied; /* output is the embedding table: repacked on its own for the
-                         product, tok_embd's file rows stay for the row lookups */
+    gl_weight output;      /* dim -> n_vocab (tied: tok_embd) */
+    bool output_tied;      /* output is the embedding table: repacked on its own for the
+                              product, tok_embd's file rows stay for the row lookups */
+    bool embd_from_output; /* tied, and the output's copy in a packed layout: the
+                              row lookups unpack its rows (src/repack.c) */
     gl_layer *layers;
     const float *rope_freqs; /* (rope_dim / 2) per-frequency divisors (Llama 3.1
                               * rope_freqs.weight), or NULL */
@@ -141,9 +143,14 @@ gl_status gl_bind_vector(gl_model *m, const float **out, const char *name, int n
 /* Rewrites every matrix the kernel table can repack (k.repack) into its
  * packed layout, in one owned arena, and drops the file pages it came
  * from. Called once at the end of loading; GENLOOP_REPACK=0 disables it.
- * Matrices read by row (the token embedding, also when tied to the
- * output) keep their GGUF layout. (src/repack.c) */
+ * The token embedding, read by row, keeps its GGUF layout; its rows come
+ * from the file, or from the output's copy when tied (embd_from_output).
+ * (src/repack.c) */
 gl_status gl_model_repack(gl_model *m, gl_error *err);
+
+/* Row `token` (checked by the caller) of the token embedding, dim floats,
+ * into x; scratch holds one GGUF row of it (tok_embd.row_bytes). */
+void gl_model_embed_row(const gl_model *m, const gl_kernels *k, int token, float *x, void *scratch);
 
 /* Binds a llama-like decoder (llama, mistral, qwen2, qwen3, gemma2, phi3):
  * the family's traits, hyperparameters and tensors (src/model_decoder.c).

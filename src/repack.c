@@ -18,11 +18,18 @@
  * same bytes, for the huge pages. The token embedding is read by row
  * (dequant[type] of one row per token), so it keeps its GGUF layout; when
  * the output matrix is the embedding (tied), the output's copy is repacked
- * like any other and the embedding's file pages, dropped with it, come
- * back from the file a row at a time as tokens need them (the mapping is
- * the file's). Before, the tied product ran on the plain-row kernel: on a
- * 150k-256k vocabulary (Qwen2.5, Llama 3.2, Gemma 2) that one matrix is a
- * fifth to a quarter of the bytes per token, at the plain kernel's speed. */
+ * like any other (before, the tied product ran on the plain-row kernel: on
+ * a 150k-256k vocabulary (Qwen2.5, Llama 3.2, Gemma 2) that one matrix is a
+ * fifth to a quarter of the bytes per token, at the plain kernel's speed).
+ *
+ * Where the row lookups read: a file page first touched costs a page fault
+ * that maps 64 KiB around it, 40-70 us on a Zen 5 VM, for most new token
+ * ids (a decode step of TinyLlama is ~10 ms at 2 threads); all of them
+ * together cost a few milliseconds at once. So an embedding of its own is
+ * mapped whole at load (populate_pages); a tied one is read from the
+ * output's copy (the same bytes, or unpacked from its layout: a few
+ * microseconds a row), and its file pages, dropped with the repack, never
+ * come back. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +270,15 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
         m->repack_arena = arena;
         m->repack_bytes = packed;
         m->copied_bytes = copied;
+    }
+    gl_weight *e = &m->tok_embd, *o = &m->output;
+    if (m->output_tied && o->data != e->data) { /* the output's copy was made */
+        if (o->layout == GL_LAYOUT_PLAIN)
+            e->data = o->data;
+        else
+            m->embd_from_output = true;
+    } else if (!m->output_tied && e->data) {
+        populate_pages(e->data, e->row_bytes * (size_t)e->n_out);
     }
     free(ws);
     free(dst);

@@ -454,6 +454,73 @@ Test(api, float_matrices_copied_bit_for_bit)
     unsetenv("GENLOOP_REPACK");
 }
 
+/* The token embedding's rows, wherever the lookups read them: a tied
+ * output's packed copy (unpacked row by row), its plain copy (the same
+ * bytes), or the file. Every row equals the file's, and the logits equal
+ * those of the model read from the file (GENLOOP_REPACK=0). */
+Test(api, embedding_rows_from_a_tied_copy)
+{
+    static const struct {
+        const char *model, *backend, *repack;
+        int from_output; /* 1: unpacked from the output's layout, 2: its plain copy */
+    } cases[] = {
+        { "synthetic-gemma2-Q8_0", NULL, NULL, 1 },
+        { "synthetic-gemma2-Q8_0", "generic", "all", 1 },
+        { "synthetic-gemma2-F16", NULL, NULL, 2 },
+        { "stories260K-pad256-Q4_K_M", NULL, NULL, 0 }, /* an embedding of its own */
+    };
+    const int32_t ids[8] = { 1, 403, 407, 261, 378, 432, 383, 286 };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        float *lg[2] = { NULL, NULL };
+        for (int k = 0; k < 2; k++) {
+            if (k == 1)
+                setenv("GENLOOP_REPACK", "0", 1);
+            else if (cases[i].repack)
+                setenv("GENLOOP_REPACK", cases[i].repack, 1);
+            else
+                unsetenv("GENLOOP_REPACK");
+            gl_model *m = load(cases[i].model, cases[i].backend);
+            const int V = gl_model_n_vocab(m), dim = m->cfg.dim;
+            if (k == 0) {
+                cr_expect_eq(m->output_tied, cases[i].from_output != 0, "%s", cases[i].model);
+                cr_expect_eq(m->embd_from_output, cases[i].from_output == 1, "%s", cases[i].model);
+                if (cases[i].from_output == 2)
+                    cr_expect_eq(m->tok_embd.data, m->output.data,
+                                 "%s: the embedding is not read from the output's copy",
+                                 cases[i].model);
+                const gguf_tensor *t = gguf_find_tensor(&m->gguf, "token_embd.weight");
+                float *x = malloc(sizeof *x * (size_t)dim), *want = malloc(sizeof *want * dim);
+                void *scratch = malloc(m->tok_embd.row_bytes);
+                int bad = -1;
+                for (int tok = 0; tok < V && bad < 0; tok++) {
+                    gl_model_embed_row(m, &m->k, tok, x, scratch);
+                    m->k.dequant[t->type](
+                        (const char *)t->data + (size_t)tok * m->tok_embd.row_bytes, want, dim);
+                    if (memcmp(x, want, sizeof *x * (size_t)dim))
+                        bad = tok;
+                }
+                cr_expect_eq(bad, -1, "%s: embedding row %d differs from the file's",
+                             cases[i].model, bad);
+                free(x);
+                free(want);
+                free(scratch);
+            }
+            gl_ctx *c = make_ctx(m, 1, 32);
+            lg[k] = malloc(sizeof *lg[k] * (size_t)V * 8);
+            gl_error err;
+            cr_assert_eq(gl_ctx_eval(c, ids, 8, lg[k], true, &err), GL_OK, "%s", err.msg);
+            if (k)
+                cr_expect_eq(memcmp(lg[0], lg[1], sizeof *lg[0] * (size_t)V * 8), 0,
+                             "%s: logits differ from the file-read model's", cases[i].model);
+            gl_ctx_free(c);
+            gl_model_free(m);
+        }
+        free(lg[0]);
+        free(lg[1]);
+    }
+    unsetenv("GENLOOP_REPACK");
+}
+
 /* Under AddressSanitizer a failed allocation returns NULL, as libc's
  * does, instead of ending the process: short_of_memory_runs_from_the_mapping
  * tests what the library does then. */
