@@ -22,14 +22,16 @@
  * a 150k-256k vocabulary (Qwen2.5, Llama 3.2, Gemma 2) that one matrix is a
  * fifth to a quarter of the bytes per token, at the plain kernel's speed).
  *
- * Where the row lookups read: a file page first touched costs a page fault
+ * Where the row lookups read: a file page first touched cost a page fault
  * that maps 64 KiB around it, 40-70 us on a Zen 5 VM, for most new token
- * ids (a decode step of TinyLlama is ~10 ms at 2 threads); all of them
- * together cost a few milliseconds at once. So an embedding of its own is
- * mapped whole at load (populate_pages); a tied one is read from the
- * output's copy (the same bytes, or unpacked from its layout: a few
- * microseconds a row), and its file pages, dropped with the repack, never
- * come back. */
+ * ids (a decode step of TinyLlama is ~10 ms at 2 threads), and mapped
+ * ahead (populate_pages) its 4 KiB pages still cost 20-70 us on most first
+ * touches there (the hypervisor's own tables). So an embedding of its own
+ * is copied into the arena as it is, huge pages like the products'
+ * matrices; a tied one is read from the output's copy (the same bytes, or
+ * unpacked from its layout: a few microseconds a row), and its file pages,
+ * dropped with the repack, never come back. Short of memory, an embedding
+ * left in the file is mapped whole at load. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +43,7 @@
 #include "model.h"
 #include "threadpool.h"
 
-enum { MAX_PACK = 16 * GL_MAX_LAYERS + 1, ARENA_ALIGN = 4096, COPY_PIECE = 2 << 20 };
+enum { MAX_PACK = 16 * GL_MAX_LAYERS + 2, ARENA_ALIGN = 4096, COPY_PIECE = 2 << 20 };
 
 /* the file pages wholly inside [p, p + n) leave this process */
 static void drop_pages(const void *p, size_t n)
@@ -242,6 +244,10 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
     }
     ADD(m->output);
 #undef ADD
+    if (!m->output_tied && copyable(&m->tok_embd) && nw < MAX_PACK) {
+        copy[nw] = true; /* read by row, never repacked */
+        ws[nw++] = &m->tok_embd;
+    }
     size_t packed = 0, copied = 0;
     void *arena = alloc_arena(m, ws, copy, &nw, &packed, &copied);
     if (arena) {
@@ -272,12 +278,15 @@ gl_status gl_model_repack(gl_model *m, gl_error *err)
         m->copied_bytes = copied;
     }
     gl_weight *e = &m->tok_embd, *o = &m->output;
+    bool e_copied = false;
+    for (int i = 0; i < nw; i++)
+        e_copied |= ws[i] == e;
     if (m->output_tied && o->data != e->data) { /* the output's copy was made */
         if (o->layout == GL_LAYOUT_PLAIN)
             e->data = o->data;
         else
             m->embd_from_output = true;
-    } else if (!m->output_tied && e->data) {
+    } else if (!m->output_tied && !e_copied && e->data) {
         populate_pages(e->data, e->row_bytes * (size_t)e->n_out);
     }
     free(ws);

@@ -455,9 +455,10 @@ Test(api, float_matrices_copied_bit_for_bit)
 }
 
 /* The token embedding's rows, wherever the lookups read them: a tied
- * output's packed copy (unpacked row by row), its plain copy (the same
- * bytes), or the file. Every row equals the file's, and the logits equal
- * those of the model read from the file (GENLOOP_REPACK=0). */
+ * output's packed copy (unpacked row by row) or plain copy (the same
+ * bytes), an embedding's own copy, or the file. Every row equals the
+ * file's, and the logits equal those of the model read from the file
+ * (GENLOOP_REPACK=0). */
 Test(api, embedding_rows_from_a_tied_copy)
 {
     static const struct {
@@ -467,7 +468,7 @@ Test(api, embedding_rows_from_a_tied_copy)
         { "synthetic-gemma2-Q8_0", NULL, NULL, 1 },
         { "synthetic-gemma2-Q8_0", "generic", "all", 1 },
         { "synthetic-gemma2-F16", NULL, NULL, 2 },
-        { "stories260K-pad256-Q4_K_M", NULL, NULL, 0 }, /* an embedding of its own */
+        { "stories260K-pad256-Q4_K_M", NULL, NULL, 0 }, /* an embedding of its own, copied */
     };
     const int32_t ids[8] = { 1, 403, 407, 261, 378, 432, 383, 286 };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -489,6 +490,10 @@ Test(api, embedding_rows_from_a_tied_copy)
                                  "%s: the embedding is not read from the output's copy",
                                  cases[i].model);
                 const gguf_tensor *t = gguf_find_tensor(&m->gguf, "token_embd.weight");
+                if (cases[i].from_output == 0)
+                    cr_expect_neq(m->tok_embd.data, t->data,
+                                  "%s: the embedding was not copied into huge pages",
+                                  cases[i].model);
                 float *x = malloc(sizeof *x * (size_t)dim), *want = malloc(sizeof *want * dim);
                 void *scratch = malloc(m->tok_embd.row_bytes);
                 int bad = -1;
