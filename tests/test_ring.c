@@ -174,6 +174,7 @@ static int sequence(int32_t *ids, int cap)
 }
 
 static int64_t g_start_pos; /* first position of runtime_logits_typed's sequence */
+static int g_threads = 2;   /* and its threads */
 
 static float *runtime_logits_typed(const char *path, const int32_t *ids, int n, int ctx, int keep,
                                    int chunk, const char *backend, int cache_type,
@@ -187,7 +188,7 @@ static float *runtime_logits_typed(const char *path, const int32_t *ids, int n, 
     gl_ctx_params cp = gl_ctx_default_params();
     cp.n_ctx = ctx;
     cp.n_keep = keep;
-    cp.n_threads = 2;
+    cp.n_threads = g_threads;
     cp.cache_type = cache_type;
     gl_ctx *c;
     cr_assert_eq(gl_ctx_create(&c, m, &cp, &err), GL_OK, "%s", err.msg);
@@ -347,12 +348,25 @@ Test(ring, transposed_keys)
 }
 
 /* The Q8_0 cache stays close to the F16 one and halves its memory (F32
- * doubles it). limit: mean relative RMS of the logits. */
+ * doubles it), and gives the same bits however its tokens come (one at a
+ * time or in chunks, on 1-3 threads). limit: mean relative RMS of the
+ * logits. */
 static void check_cache_types(const char *path, const int32_t *ids, int n, int V, double limit)
 {
     uint64_t b16, b8, b32;
     float *f16 = runtime_logits_typed(path, ids, n, 64, 4, 1, NULL, GL_CACHE_F16, &b16);
     float *q8 = runtime_logits_typed(path, ids, n, 64, 4, 1, NULL, GL_CACHE_Q8_0, &b8);
+    const int feeds[][2] = { { 7, 1 }, { 1, 3 }, { 16, 3 }, { n, 1 } }; /* chunk, threads */
+    for (int i = 0; i < (int)(sizeof feeds / sizeof feeds[0]); i++) {
+        g_threads = feeds[i][1];
+        float *again =
+            runtime_logits_typed(path, ids, n, 64, 4, feeds[i][0], NULL, GL_CACHE_Q8_0, NULL);
+        g_threads = 2;
+        cr_expect_eq(memcmp(again, q8, sizeof *q8 * (size_t)n * V), 0,
+                     "Q8_0 cache, chunks of %d on %d threads: other logits than one at a time",
+                     feeds[i][0], feeds[i][1]);
+        free(again);
+    }
     float *f32 = runtime_logits_typed(path, ids, n, 64, 4, 1, NULL, GL_CACHE_F32, &b32);
     double mean = 0, mean32 = 0;
     for (int p = 0; p < n; p++) {
