@@ -391,6 +391,7 @@ DEF_FSCORES(attn_scores_f16_512, f5tile_f16)
 /* ---- grouped-query and Q8_0-cache attention (attention.h) ------------- */
 #include "arch/x86/avx512/attention.h"
 #include "arch/x86/avx512/float_ops.h"
+#include "arch/x86/avx512/quant_act.h"
 
 /* Below these lengths 16-lane tiles and their horizontal sums cost more than
  * they save (stories260K, 64-wide rows and 8-wide heads: 48 -> 38 us per
@@ -493,6 +494,7 @@ void GL_AVX512_INIT(gl_kernels *k)
     k->softmax = softmax_512;
     k->swiglu = swiglu_512;
     k->gelu = gelu_512;
+    k->quantize_act[GL_ACT_Q8_K] = quantize_q8_K_512;
     /* short rows and heads go to the AVX2 kernels, on both sides of the
      * single-head / group contract */
     k->attn_scores[GL_KV_F32] = attn_scores_f32_mix;

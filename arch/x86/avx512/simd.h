@@ -171,6 +171,21 @@ GL_ALWAYS_INLINE __m512 gl512_cvtepi32_ps(__m512i v)
 #endif
 }
 
+/* float to int32, 16 lanes, rounded by MXCSR (nearest even), as cvtps2dq */
+GL_ALWAYS_INLINE __m512i gl512_cvtps_epi32(__m512 v)
+{
+#ifdef GL_USE_SIMDE
+    float t[16];
+    int32_t r[16];
+    _mm512_storeu_ps(t, v);
+    _mm256_storeu_si256((__m256i *)r, _mm256_cvtps_epi32(_mm256_loadu_ps(t)));
+    _mm256_storeu_si256((__m256i *)(r + 8), _mm256_cvtps_epi32(_mm256_loadu_ps(t + 8)));
+    return _mm512_loadu_si512(r);
+#else
+    return _mm512_cvtps_epi32(v);
+#endif
+}
+
 /* Arithmetic shift right of 16 int32 lanes by 4. */
 GL_ALWAYS_INLINE __m512i gl512_srai4_epi32(__m512i v)
 {
