@@ -48,6 +48,17 @@ static gl_ctx *make_ctx(gl_model *m, int n_seq, int n_ctx)
     return c;
 }
 
+/* The logits of 8 ids fed at once to a fresh one-thread context (malloc'd). */
+static float *logits_of_8(gl_model *m, const int32_t ids[8])
+{
+    gl_ctx *c = make_ctx(m, 1, 32);
+    float *lg = malloc(sizeof *lg * (size_t)gl_model_n_vocab(m) * 8);
+    gl_error err;
+    cr_assert_eq(gl_ctx_eval(c, ids, 8, lg, true, &err), GL_OK, "%s", err.msg);
+    gl_ctx_free(c);
+    return lg;
+}
+
 /* ---- contexts ----------------------------------------------------------- */
 
 /* Every sequence slot a context allocates can be fed, and each behaves as a
@@ -439,14 +450,10 @@ Test(api, float_matrices_copied_bit_for_bit)
         } else {
             cr_expect_eq(m->copied_bytes, 0, "GENLOOP_REPACK=0 copied");
         }
-        gl_ctx *c = make_ctx(m, 1, 32);
-        lg[k] = malloc(sizeof *lg[k] * (size_t)V * 8);
-        gl_error err;
-        cr_assert_eq(gl_ctx_eval(c, ids, 8, lg[k], true, &err), GL_OK, "%s", err.msg);
+        lg[k] = logits_of_8(m, ids);
         if (k)
             cr_expect_eq(memcmp(lg[0], lg[1], sizeof *lg[0] * (size_t)V * 8), 0,
                          "copied F32 matrices changed the logits");
-        gl_ctx_free(c);
         gl_model_free(m);
     }
     free(lg[0]);
@@ -510,14 +517,10 @@ Test(api, embedding_rows_from_a_tied_copy)
                 free(want);
                 free(scratch);
             }
-            gl_ctx *c = make_ctx(m, 1, 32);
-            lg[k] = malloc(sizeof *lg[k] * (size_t)V * 8);
-            gl_error err;
-            cr_assert_eq(gl_ctx_eval(c, ids, 8, lg[k], true, &err), GL_OK, "%s", err.msg);
+            lg[k] = logits_of_8(m, ids);
             if (k)
                 cr_expect_eq(memcmp(lg[0], lg[1], sizeof *lg[0] * (size_t)V * 8), 0,
                              "%s: logits differ from the file-read model's", cases[i].model);
-            gl_ctx_free(c);
             gl_model_free(m);
         }
         free(lg[0]);
@@ -607,13 +610,10 @@ Test(api, short_of_memory_runs_from_the_mapping)
                 cr_expect_gt(m->repack_bytes + m->copied_bytes, 0, "%s: no arena", types[t]);
             }
             const int V = gl_model_n_vocab(m);
-            gl_ctx *c = make_ctx(m, 1, 32);
-            lg[k] = malloc(sizeof *lg[k] * (size_t)V * 8);
-            cr_assert_eq(gl_ctx_eval(c, ids, 8, lg[k], true, &err), GL_OK, "%s", err.msg);
+            lg[k] = logits_of_8(m, ids);
             if (k)
                 cr_expect_eq(memcmp(lg[0], lg[1], sizeof *lg[0] * (size_t)V * 8), 0,
                              "%s: the mapping's logits differ from the arena's", types[t]);
-            gl_ctx_free(c);
             gl_model_free(m);
         }
         free(lg[0]);
