@@ -97,9 +97,9 @@ GL_DECL_QUANTIZE_FN(gl_quantize_q8_K_avx2)
                 }
             }
         }
-        const float iscale = amax != 0.0f ? -127.0f / max : 0.0f;
-        out[b].d = amax != 0.0f ? 1.0f / iscale : 0.0f;
-        const __m256 vs = _mm256_set1_ps(iscale);
+        const gl_q8k_scales sc = gl_q8k_scales_of(amax, max);
+        out[b].d = sc.d;
+        const __m256 vs = _mm256_set1_ps(sc.iscale);
         __m256i sads[8];
         for (int i = 0; i < QK_K / 32; i++) {
             const float *p = xb + 32 * i;

@@ -202,6 +202,19 @@ GL_ALWAYS_INLINE float gl_hmax8_ps(__m256 v)
     return _mm_cvtss_f32(m);
 }
 
+/* Q8_K's scales from its largest magnitude amax and the first element of
+ * that magnitude, max (signed): the quants are x * iscale, the block stores
+ * d. The scalar expressions of arch/generic/quantize.c, shared by the
+ * vector quantizers so their bytes stay generic's. */
+typedef struct gl_q8k_scales {
+    float iscale, d;
+} gl_q8k_scales;
+GL_ALWAYS_INLINE gl_q8k_scales gl_q8k_scales_of(float amax, float max)
+{
+    const float iscale = amax != 0.0f ? -127.0f / max : 0.0f;
+    return (gl_q8k_scales){ iscale, amax != 0.0f ? 1.0f / iscale : 0.0f };
+}
+
 /* p * 2^n (n integral) in two steps, p * 2^(n >> 1) * 2^(n - (n >> 1)), so
  * that e^x near its clamp at -88 comes out as a subnormal instead of 0
  * (2^n alone would not fit a float's exponent). */

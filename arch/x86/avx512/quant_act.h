@@ -53,9 +53,9 @@ static GL_DECL_QUANTIZE_FN(quantize_q8_K_512)
                 }
             }
         }
-        const float iscale = amax != 0.0f ? -127.0f / max : 0.0f;
-        out[b].d = amax != 0.0f ? 1.0f / iscale : 0.0f;
-        const __m512 vs = _mm512_set1_ps(iscale);
+        const gl_q8k_scales sc = gl_q8k_scales_of(amax, max);
+        out[b].d = sc.d;
+        const __m512 vs = _mm512_set1_ps(sc.iscale);
         __m512i sads[4];
         for (int i = 0; i < QK_K / 64; i++) {
             const float *p = xb + 64 * i;
