@@ -68,6 +68,14 @@ GL_ALWAYS_INLINE __m512i kx16_scaled_pair(const __m512i sc[2], int i, __m512i al
     return _mm512_add_epi32(_mm512_mullo_epi32(al, s_lo), _mm512_mullo_epi32(ah, s_hi));
 }
 
+/* Two sub-blocks' chains, each inside int16, as the low (a) and high (b)
+ * int16 of every lane: vpdpwssd then takes both times their scales in one
+ * instruction, exactly (kx16_sub16_tmpl.h KS_SCALE2). */
+GL_ALWAYS_INLINE __m512i kx16_pack16(__m512i a, __m512i b)
+{
+    return _mm512_mask_blend_epi16((__mmask32)0xaaaaaaaau, a, _mm512_slli_epi32(b, 16));
+}
+
 /* ---- Q4_Kx16 (layout: src/quant.h), one zmm lane per row ----
  * The low nibbles u, the high ones in place (v & 0xf0 = 16 u: a
  * chain sums at most 32 * 240 * 128) and their sum shifted back once */
@@ -268,13 +276,22 @@ GL_ALWAYS_INLINE __m512i kx16_iq4_pair(const __m512i sc[2], int i, __m512i al, _
 /* ---- Q3_Kx16 (layout: src/quant.h), one zmm lane per row ----
  * A group's three loads give eight vectors of u = q + 4 (kx_q3_units16);
  * sub-block j = 8 h + 2 s + half is one dpbusd chain started at -4
- * bsums[j] (xp->q3c: the offset, exactly), times its scale - 32. Bounds:
- * |chain| <= 16 * 7 * 127 + 4 * 16 * 128, times 32, sixteen sub-blocks:
- * inside int32. */
+ * bsums[j] (xp->q3c: the offset, exactly), so it ends at sum q x, q in
+ * [-4, 3]: |chain| <= 16 * 4 * 128 = 8192, inside int16 (KS_SCALE2: two
+ * chains a vpdpwssd with their scales - 32, sign-extended to int16);
+ * partial chains stay inside 16 * 7 * 127 + 4 * 16 * 128. Times 32,
+ * sixteen sub-blocks: inside int32. */
 /* sub-block j's scales as int32 lanes (sign-extended byte j % 4 of sc[j / 4]) */
 GL_ALWAYS_INLINE __m512i kx16_q3_scale(const __m512i sc[4], int j)
 {
     return _mm512_srai_epi32(_mm512_shuffle_epi8(sc[j / 4], kx512_ctl(kx_byte32(j % 4, 1))), 24);
+}
+
+/* sub-blocks ja's and jb's (ja / 4 == jb / 4) as the int16 halves */
+GL_ALWAYS_INLINE __m512i kx16_q3_scale2(const __m512i sc[4], int ja, int jb)
+{
+    return _mm512_srai_epi16(
+        _mm512_shuffle_epi8(sc[ja / 4], kx512_ctl(kx_pair16_hi(ja % 4, jb % 4))), 8);
 }
 
 #define KS_ISUMS                    kx16_isums_q3K_vnni
@@ -290,6 +307,7 @@ GL_ALWAYS_INLINE __m512i kx16_q3_scale(const __m512i sc[4], int j)
 #define KS_START(xp, j)             _mm512_set1_epi32((xp)->q3c[j])
 #define KS_PREP(blk, xp, sc, m, n)  ((void)(m), kx_q3_scales16((blk)->scales, (sc)->v))
 #define KS_SCALE(blk, sc, j)        kx16_q3_scale((sc)->v, j)
+#define KS_SCALE2(blk, sc, ja, jb)  kx16_q3_scale2((sc)->v, ja, jb)
 #include "arch/x86/avx512/kx16_sub16_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
@@ -308,12 +326,18 @@ GL_ALWAYS_INLINE __m512i kx16_q3_scale(const __m512i sc[4], int j)
 /* ---- Q2_Kx16 (layout: src/quant.h), one zmm lane per row ----
  * Unit k of qs gives four vectors of 2-bit quants u_s = (v >> 2 s) & 3;
  * sub-block j = 8 h + 2 s + half (h = k / 8, half = k % 8 / 4) is one
- * dpbusd chain, times its 4-bit scale; the mins dpwssd the bsum pairs
- * (b6). All exact. */
+ * dpbusd chain, |chain| <= 16 * 3 * 128 = 6144 (inside int16: KS_SCALE2),
+ * times its 4-bit scale; the mins dpwssd the bsum pairs (b6). All exact. */
 /* sub-block j's scales as int32 lanes */
 GL_ALWAYS_INLINE __m512i kx16_q2_scale(const __m512i sc[4], int j)
 {
     return _mm512_shuffle_epi8(sc[j / 4], kx512_ctl(kx_byte32(j % 4, 0)));
+}
+
+/* sub-blocks ja's and jb's (ja / 4 == jb / 4) as the int16 halves */
+GL_ALWAYS_INLINE __m512i kx16_q2_scale2(const __m512i sc[4], int ja, int jb)
+{
+    return _mm512_shuffle_epi8(sc[ja / 4], kx512_ctl(kx_pair16(ja % 4, jb % 4)));
 }
 
 #define KS_ISUMS                    kx16_isums_q2K_vnni
@@ -327,6 +351,7 @@ GL_ALWAYS_INLINE __m512i kx16_q2_scale(const __m512i sc[4], int j)
 #define KS_START(xp, j)             _mm512_setzero_si512()
 #define KS_PREP(blk, xp, sc, m, n)  kx_q2_scales_mins16((blk)->scales, xp, (sc)->v, m, n)
 #define KS_SCALE(blk, sc, j)        kx16_q2_scale((sc)->v, j)
+#define KS_SCALE2(blk, sc, ja, jb)  kx16_q2_scale2((sc)->v, ja, jb)
 #include "arch/x86/avx512/kx16_sub16_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"

@@ -18,6 +18,12 @@
  *                        once per super-block: the scales' state in sc (a
  *                        kx16_sc4), and with mins their sums into imin[c]
  *   KS_SCALE(blk, sc, j) sub-block j's scales as int32 lanes
+ *   KS_SCALE2(blk, sc, ja, jb)
+ *                        (optional, where every chain lies inside int16)
+ *                        sub-blocks ja's and jb's scales as the low and
+ *                        high int16 of each lane (ja / 4 == jb / 4): two
+ *                        chains then meet their scales in one vpdpwssd
+ *                        (kx16_pack16) instead of two vpmulld and adds
  *   KS_PF_UNIT(h, k), KS_PF_UBYTES, KS_PF_HEAD
  *                        (optional; with kx8_tmpl.h's KX_PF_BLOCKS) the
  *                        byte offset in the block of what KS_UNITS(blk, h,
@@ -89,6 +95,17 @@ GL_ALWAYS_INLINE void KS_CAT(KS_ISUMS, _at)(const KS_WBLK *blk, const uint8_t *u
                                     gl512_dpbusd_bcast(acc[c][s], u[4 * i + s],
                                                        xo[c] + 128 * h + 32 * s + 4 * (k + i));
                 }
+#ifdef KS_SCALE2
+#pragma GCC unroll 2
+                for (int s = s0; s < s0 + sp; s += 2) {
+                    const int j = 8 * h + 2 * s + half;
+                    const __m512i sc2 = KS_SCALE2(blk, &sc, j, j + 2);
+#pragma GCC unroll 8
+                    for (int c = 0; c < nc; c++)
+                        isum[c] = _mm512_dpwssd_epi32(isum[c],
+                                                      kx16_pack16(acc[c][s], acc[c][s + 1]), sc2);
+                }
+#else
 #pragma GCC unroll 4
                 for (int s = s0; s < s0 + sp; s++) {
                     const __m512i scj = KS_SCALE(blk, &sc, 8 * h + 2 * s + half);
@@ -96,6 +113,7 @@ GL_ALWAYS_INLINE void KS_CAT(KS_ISUMS, _at)(const KS_WBLK *blk, const uint8_t *u
                     for (int c = 0; c < nc; c++)
                         isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(acc[c][s], scj));
                 }
+#endif
 #pragma GCC unroll 8
                 for (int c = 0; c < nc; c++)
                     isum[c] = gl512_settled(isum[c]);
@@ -180,6 +198,12 @@ GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_x
                         acc[half][s] = gl512_dpbusd_bcast(acc[half][s], u[4 * i + s],
                                                           xq + 128 * h + 32 * s + 4 * (k + i));
             }
+#ifdef KS_SCALE2
+#pragma GCC unroll 4
+        for (int s = 0; s < 4; s++)
+            *isum = _mm512_dpwssd_epi32(*isum, kx16_pack16(acc[0][s], acc[1][s]),
+                                        KS_SCALE2(blk, &sc, 8 * h + 2 * s, 8 * h + 2 * s + 1));
+#else
 #pragma GCC unroll 2
         for (int half = 0; half < 2; half++)
 #pragma GCC unroll 4
@@ -187,6 +211,7 @@ GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_x
                 *isum = _mm512_add_epi32(
                     *isum,
                     _mm512_mullo_epi32(acc[half][s], KS_SCALE(blk, &sc, 8 * h + 2 * s + half)));
+#endif
     }
 }
 
@@ -198,6 +223,7 @@ GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_x
 #undef KS_UNPACK
 #undef KS_ISUMS_U
 #undef KS_WBLK
+#undef KS_SCALE2
 #undef KS_KSTEP
 #undef KS_UNITS
 #undef KS_START
