@@ -281,13 +281,8 @@ GL_ALWAYS_INLINE __m512i kx16_iq4_pair(const __m512i sc[2], int i, __m512i al, _
  * chains a vpdpwssd with their scales - 32, sign-extended to int16);
  * partial chains stay inside 16 * 7 * 127 + 4 * 16 * 128. Times 32,
  * sixteen sub-blocks: inside int32. */
-/* sub-block j's scales as int32 lanes (sign-extended byte j % 4 of sc[j / 4]) */
-GL_ALWAYS_INLINE __m512i kx16_q3_scale(const __m512i sc[4], int j)
-{
-    return _mm512_srai_epi32(_mm512_shuffle_epi8(sc[j / 4], kx512_ctl(kx_byte32(j % 4, 1))), 24);
-}
-
-/* sub-blocks ja's and jb's (ja / 4 == jb / 4) as the int16 halves */
+/* sub-blocks ja's and jb's scales (ja / 4 == jb / 4) as the int16 halves
+ * of each lane: bytes ja % 4 and jb % 4 of sc[ja / 4], sign-extended */
 GL_ALWAYS_INLINE __m512i kx16_q3_scale2(const __m512i sc[4], int ja, int jb)
 {
     return _mm512_srai_epi16(
@@ -306,7 +301,6 @@ GL_ALWAYS_INLINE __m512i kx16_q3_scale2(const __m512i sc[4], int ja, int jb)
 #define KS_PF_UBYTES                192
 #define KS_START(xp, j)             _mm512_set1_epi32((xp)->q3c[j])
 #define KS_PREP(blk, xp, sc, m, n)  ((void)(m), kx_q3_scales16((blk)->scales, (sc)->v))
-#define KS_SCALE(blk, sc, j)        kx16_q3_scale((sc)->v, j)
 #define KS_SCALE2(blk, sc, ja, jb)  kx16_q3_scale2((sc)->v, ja, jb)
 #include "arch/x86/avx512/kx16_sub16_tmpl.h"
 
@@ -328,13 +322,8 @@ GL_ALWAYS_INLINE __m512i kx16_q3_scale2(const __m512i sc[4], int ja, int jb)
  * sub-block j = 8 h + 2 s + half (h = k / 8, half = k % 8 / 4) is one
  * dpbusd chain, |chain| <= 16 * 3 * 128 = 6144 (inside int16: KS_SCALE2),
  * times its 4-bit scale; the mins dpwssd the bsum pairs (b6). All exact. */
-/* sub-block j's scales as int32 lanes */
-GL_ALWAYS_INLINE __m512i kx16_q2_scale(const __m512i sc[4], int j)
-{
-    return _mm512_shuffle_epi8(sc[j / 4], kx512_ctl(kx_byte32(j % 4, 0)));
-}
-
-/* sub-blocks ja's and jb's (ja / 4 == jb / 4) as the int16 halves */
+/* sub-blocks ja's and jb's scales (ja / 4 == jb / 4) as the int16 halves
+ * of each lane: bytes ja % 4 and jb % 4 of sc[ja / 4], zero-extended */
 GL_ALWAYS_INLINE __m512i kx16_q2_scale2(const __m512i sc[4], int ja, int jb)
 {
     return _mm512_shuffle_epi8(sc[ja / 4], kx512_ctl(kx_pair16(ja % 4, jb % 4)));
@@ -350,7 +339,6 @@ GL_ALWAYS_INLINE __m512i kx16_q2_scale2(const __m512i sc[4], int ja, int jb)
 #define KS_PF_UBYTES                64
 #define KS_START(xp, j)             _mm512_setzero_si512()
 #define KS_PREP(blk, xp, sc, m, n)  kx_q2_scales_mins16((blk)->scales, xp, (sc)->v, m, n)
-#define KS_SCALE(blk, sc, j)        kx16_q2_scale((sc)->v, j)
 #define KS_SCALE2(blk, sc, ja, jb)  kx16_q2_scale2((sc)->v, ja, jb)
 #include "arch/x86/avx512/kx16_sub16_tmpl.h"
 

@@ -17,13 +17,14 @@
  *   KS_PREP(blk, xp, sc, imin, nc)
  *                        once per super-block: the scales' state in sc (a
  *                        kx16_sc4), and with mins their sums into imin[c]
- *   KS_SCALE(blk, sc, j) sub-block j's scales as int32 lanes
  *   KS_SCALE2(blk, sc, ja, jb)
- *                        (optional, where every chain lies inside int16)
+ *                        where every finished chain lies inside int16:
  *                        sub-blocks ja's and jb's scales as the low and
- *                        high int16 of each lane (ja / 4 == jb / 4): two
+ *                        high int16 of each lane (ja / 4 == jb / 4); two
  *                        chains then meet their scales in one vpdpwssd
- *                        (kx16_pack16) instead of two vpmulld and adds
+ *                        (kx16_pack16)
+ *   KS_SCALE(blk, sc, j) otherwise: sub-block j's scales as int32 lanes,
+ *                        one vpmulld and add a chain
  *   KS_PF_UNIT(h, k), KS_PF_UBYTES, KS_PF_HEAD
  *                        (optional; with kx8_tmpl.h's KX_PF_BLOCKS) the
  *                        byte offset in the block of what KS_UNITS(blk, h,

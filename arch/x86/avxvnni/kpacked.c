@@ -242,15 +242,13 @@ GL_ALWAYS_INLINE void vn_unpack_q6K(const block_q6_Kx8 *blk, uint8_t *ub)
  * (kx_q3_units8); sub-block j's chain starts at -4 times its activation
  * sum (kx_xprep q3c), so it ends at sum q x, |q x| <= 4 * 128 sixteen
  * times: 8192, inside int16 (KS_SCALE2); its scale (signed, - 32 applied)
- * sign-extended from byte j % 4 of sc[j / 4] */
+ * sign-extended from byte j % 4 of sc[j / 4], as an int16 */
 #define KS_ISUMS                       vn_isums_q3K
 #define KS_WBLK                        block_q3_Kx8
 #define KS_KSTEP                       2
 #define KS_UNITS(blk, h, k, u)         kx_q3_units8((blk)->q + 96 * (4 * (h) + (k) / 2), u, 0)
 #define KS_PREP(blk, xp, sc, imin, nc) ((void)(imin), kx_q3_scales8((blk)->scales, sc))
 #define KS_START(xp, j)                _mm256_set1_epi32((xp)->q3c[j])
-#define KS_SCALE(sc, j)                                                                            \
-    _mm256_srai_epi32(_mm256_shuffle_epi8((sc)[(j) / 4], kx_byte32((j) % 4, 1)), 24)
 #define KS_SCALE2(sc, ja, jb)                                                                      \
     _mm256_srai_epi16(_mm256_shuffle_epi8((sc)[(ja) / 4], kx_pair16_hi((ja) % 4, (jb) % 4)), 8)
 #include "arch/x86/avxvnni/kx8_sub16_tmpl.h"
@@ -264,15 +262,14 @@ GL_ALWAYS_INLINE void vn_unpack_q6K(const block_q6_Kx8 *blk, uint8_t *ub)
 
 /* Q2_Kx8: unit k gives four vectors of 2-bit quants (kx_q2_units8), a
  * chain at most 16 * 3 * 128 = 6144 (inside int16: KS_SCALE2); the 4-bit
- * scales zero-extended from byte j % 4 of sc[j / 4], the mins' sums into
- * imin (kx_q2_scales_mins8) */
+ * scales zero-extended to int16 from byte j % 4 of sc[j / 4], the mins'
+ * sums into imin (kx_q2_scales_mins8) */
 #define KS_ISUMS                       vn_isums_q2K
 #define KS_WBLK                        block_q2_Kx8
 #define KS_KSTEP                       1
 #define KS_UNITS(blk, h, k, u)         kx_q2_units8((blk)->qs + 32 * (8 * (h) + (k)), u, 0)
 #define KS_PREP(blk, xp, sc, imin, nc) kx_q2_scales_mins8((blk)->scales, xp, sc, imin, nc)
 #define KS_START(xp, j)                ((void)(xp), _mm256_setzero_si256())
-#define KS_SCALE(sc, j)                _mm256_shuffle_epi8((sc)[(j) / 4], kx_byte32((j) % 4, 0))
 #define KS_SCALE2(sc, ja, jb)          _mm256_shuffle_epi8((sc)[(ja) / 4], kx_pair16((ja) % 4, (jb) % 4))
 #include "arch/x86/avxvnni/kx8_sub16_tmpl.h"
 

@@ -16,25 +16,13 @@
  *                        their sums into imin[c]
  *   KS_START(xp, j)      where sub-block j's chain starts (the quants'
  *                        offset times its activation sum, or zero)
- *   KS_SCALE(sc, j)      sub-block j's scale in each row's int32 lane
  *   KS_SCALE2(sc, ja, jb)
- *                        (optional, where every finished chain lies inside
- *                        int16) sub-blocks ja's and jb's scales as the low
- *                        and high int16 of each lane (ja / 4 == jb / 4):
- *                        two chains then meet their scales in one madd
- *                        (vn_pack16) instead of two vpmulld and adds
- * Chains sum at most 16 * 7 * 128 plus the start: exact, the same integers
- * as generic's. */
-
-#ifndef VN_PACK16
-#define VN_PACK16
-/* two chains, each inside int16, as the low (a) and high (b) int16 of
- * every lane */
-GL_ALWAYS_INLINE __m256i vn_pack16(__m256i a, __m256i b)
-{
-    return _mm256_blend_epi16(a, _mm256_slli_epi32(b, 16), 0xaa);
-}
-#endif
+ *                        sub-blocks ja's and jb's scales as the low and
+ *                        high int16 of each row's lane (ja / 4 == jb / 4)
+ * Chains sum at most 16 * 7 * 128 plus the start, and end inside int16
+ * (each type's bounds at its hooks), so two of them share a lane's int16
+ * halves (vn_pack16) and meet their scales in one madd: exact, the same
+ * integers as generic's. */
 
 GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
                                const kx_xprep *const *xp, __m256i *isum, __m256i *imin,
@@ -69,7 +57,6 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
                                                      _mm256_set1_epi32(x8_load32(
                                                          xq[c] + 128 * h + 32 * s + 4 * (k + i))));
             }
-#ifdef KS_SCALE2
 #pragma GCC unroll 2
             for (int s = 0; s < 4; s += 2) {
                 const int j = 8 * h + 2 * s + half;
@@ -79,16 +66,6 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
                     isum[c] = gl256_settled(_mm256_add_epi32(
                         isum[c], _mm256_madd_epi16(vn_pack16(acc[c][s], acc[c][s + 1]), sc2)));
             }
-#else
-#pragma GCC unroll 4
-            for (int s = 0; s < 4; s++) {
-                const __m256i scj = KS_SCALE(sc, 8 * h + 2 * s + half);
-#pragma GCC unroll 8
-                for (int c = 0; c < nc; c++)
-                    isum[c] = gl256_settled(
-                        _mm256_add_epi32(isum[c], _mm256_mullo_epi32(acc[c][s], scj)));
-            }
-#endif
         }
 }
 
@@ -98,5 +75,4 @@ GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
 #undef KS_UNITS
 #undef KS_PREP
 #undef KS_START
-#undef KS_SCALE
 #undef KS_SCALE2

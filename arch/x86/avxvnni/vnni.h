@@ -31,6 +31,13 @@ GL_ALWAYS_INLINE __m256i gl_dpbusd256(__m256i acc, __m256i u, __m256i x)
     return _mm256_dpbusd_avx_epi32(acc, u, x);
 }
 #endif
+/* Two int32 lanes' values, each inside int16, as the low (a) and high (b)
+ * int16 of every lane: one madd then multiplies both by an int16 pair */
+GL_ALWAYS_INLINE __m256i vn_pack16(__m256i a, __m256i b)
+{
+    return _mm256_blend_epi16(a, _mm256_slli_epi32(b, 16), 0xaa);
+}
+
 /* IQ4_NL's / IQ4_XS's table values + 128 in [1, 241] (the table's sign
  * bits flipped) in each 128-bit lane: vpdpbusd's unsigned operand, by
  * vpshufb of a nibble */
