@@ -155,15 +155,15 @@ GL_ALWAYS_INLINE void KS_ISUMS_U(const KS_WBLK *blk, const uint8_t *ub, const in
 }
 #endif
 
-/* Decode: both halves of each h at once, eight chains side by side so each
- * vpdpbusd's latency hides behind seven independent ones, and the stream's
- * prefetches between the loads. The steps read units k = 0, 4, 1, 5, ...:
- * with KS_PF_UNIT each step asks for its own lines in the blocks whole
- * blocks ahead (kx16_sub8_tmpl.h says why), else for slices of the block's
- * lines in address order (kx8.h kx_pf_part). bench/ab_builds.sh from DRAM,
- * 1 thread, Zen 5, two or three runs of 20-30 rounds: Q3_Kx16 1.09-1.19x,
- * Q2_Kx16 1.02-1.05x; Q6_Kx16, whose jumps are a quarter of its block,
- * 0.95-1.12x (1.00 over four runs of 40): it keeps the slices. */
+/* Decode: the units in address order (k = 0..7 of each h), each step
+ * asking for its own lines in the blocks whole blocks ahead with
+ * KS_PF_UNIT, else for a slice of the block's lines (kx8.h kx_pf_part);
+ * the core overlaps the two halves' chains by itself. Against reading
+ * k = 0, 4, 1, 5, ... (both halves a step): bench/ab_builds.sh from DRAM,
+ * Zen 5, 20 rounds, 1 / 2 threads: Q6_Kx16 1.03 / 1.04, Q3_Kx16 and
+ * Q2_Kx16, bound by arithmetic, 0.93-1.01 / 1.00-1.01 (the same in cache).
+ * Per-step lines beat slices for Q3_Kx16 (1.09-1.19x) and Q2_Kx16
+ * (1.02-1.05x) when each step jumped; Q6_Kx16 keeps the slices. */
 GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
                                 __m512i *isum, __m512i *imin, const kx_pf *pf)
 {
@@ -177,18 +177,18 @@ GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_x
 #pragma GCC unroll 4
             for (int s = 0; s < 4; s++)
                 acc[half][s] = KS_START(xp, 8 * h + 2 * s + half);
-#pragma GCC unroll 4
-        for (int kk = 0; kk < 4; kk += KS_KSTEP)
 #pragma GCC unroll 2
-            for (int half = 0; half < 2; half++) {
+        for (int half = 0; half < 2; half++)
+#pragma GCC unroll 4
+            for (int kk = 0; kk < 4; kk += KS_KSTEP) {
                 const int k = 4 * half + kk;
 #ifdef KS_PF_UNIT
                 /* the lines this step reads, in a block whole blocks ahead;
                  * the scales' lines one a step from the first */
-                kx_pf_nth(pf, 0, KS_PF_HEAD, (8 * h + 2 * kk) / KS_KSTEP + half);
+                kx_pf_nth(pf, 0, KS_PF_HEAD, (8 * h + k) / KS_KSTEP);
                 kx_pf_starts(pf, KS_PF_UNIT(h, k), KS_PF_UBYTES / 64);
 #else
-                kx_pf_part(pf, (8 * h + 2 * kk) / KS_KSTEP + half, 16 / KS_KSTEP, sizeof *blk);
+                kx_pf_part(pf, (8 * h + k) / KS_KSTEP, 16 / KS_KSTEP, sizeof *blk);
 #endif
                 __m512i u[4 * KS_KSTEP];
                 KS_UNITS(blk, h, k, u, 0);

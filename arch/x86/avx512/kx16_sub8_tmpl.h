@@ -62,17 +62,15 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
     }
 }
 
-/* Decode: the eight sub-block chains side by side, so each vpdpbusd's
- * latency hides behind seven independent ones, and the stream's prefetches
- * between the loads. Step k reads unit k of all four pairs, lines spread
- * over the whole block (Q4_K's 64 (8 i + k) from its qs): the block's last
- * lines are read at its start. Asked for in address order (eight slices of
- * the block's lines at the tune's byte distances, kx8.h kx_pf_part), those
- * lines got a fraction of the distance; with KP_PF_UNIT each step asks for
- * the lines it reads, in the blocks whole blocks ahead, and every line gets
- * the same lead. bench/ab_builds.sh, 2048 x 5632 from DRAM, 1 thread, Zen
- * 5, median of 20 rounds, three runs: Q4_Kx16 1.023-1.064x, IQ4_XSx16
- * 1.023-1.091x, Q5_Kx16 0.996-1.012x. */
+/* Decode: the block's lines in address order (pair i's units k = 0..7,
+ * then pair i + 1's), each step asking for the line it reads in the blocks
+ * whole blocks ahead (the scales' lines and Q5_K's qh with pair 0). The
+ * eight chains need no interleaving by hand: pair i + 1's are independent
+ * of pair i's and the core runs them side by side. Reading the four pairs'
+ * unit k together instead (lines 32 lines apart each step) streamed
+ * slower: bench/ab_builds.sh, 2048 x 5632 from DRAM, Zen 5, 20 rounds,
+ * address order over it, 1 / 2 threads: Q4_Kx16 1.06-1.07 / 1.05,
+ * Q5_Kx16 1.06 / 1.11, IQ4_XSx16 1.11 / 1.10; in cache Q4_Kx16 1.03. */
 GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
                                 __m512i *isum, __m512i *imin, const kx_pf *pf)
 {
@@ -84,24 +82,23 @@ GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_x
         al[i] = KP_START(xp, 2 * i);
         ah[i] = KP_START(xp, 2 * i + 1);
     }
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; k++) {
-#ifdef KP_PF_UNIT
-        /* the lines step k reads, in a block whole blocks ahead */
-        static_assert(sizeof(KP_WBLK) % 64 == 0, "KP_PF_UNIT: blocks of whole lines (kx_pf_line)");
-        if ((size_t)(64 * k) < KP_PF_HEAD)
-            kx_pf_line(pf, 64 * k);
-#ifdef KP_PF_QH
-        kx_pf_line(pf, KP_PF_QH + 64 * k);
-#endif
 #pragma GCC unroll 4
-        for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+#ifdef KP_PF_UNIT
+            static_assert(sizeof(KP_WBLK) % 64 == 0,
+                          "KP_PF_UNIT: blocks of whole lines (kx_pf_line)");
+            if (i == 0 && (size_t)(64 * k) < KP_PF_HEAD)
+                kx_pf_line(pf, 64 * k);
+#ifdef KP_PF_QH
+            if (i == 0)
+                kx_pf_line(pf, KP_PF_QH + 64 * k);
+#endif
             kx_pf_line(pf, KP_PF_UNIT(i, k));
 #else
-        kx_pf_part(pf, k, 8, sizeof *blk);
+            kx_pf_part(pf, 8 * i + k, 32, sizeof *blk);
 #endif
-#pragma GCC unroll 4
-        for (int i = 0; i < 4; i++) {
             __m512i lo, hi;
             KP_UNITS(blk, i, k, lo, hi, 0);
             al[i] = gl512_dpbusd_bcast(al[i], lo, xq + 64 * i + 4 * k);
