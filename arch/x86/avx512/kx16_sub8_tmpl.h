@@ -67,7 +67,7 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
  * whole blocks ahead (the scales' lines and Q5_K's qh with pair 0). The
  * eight chains need no interleaving by hand: pair i + 1's are independent
  * of pair i's and the core runs them side by side. Reading the four pairs'
- * unit k together instead (lines 32 lines apart each step) streamed
+ * unit k together instead (four lines 512 bytes apart a step) streamed
  * slower: bench/ab_builds.sh, 2048 x 5632 from DRAM, Zen 5, 20 rounds,
  * address order over it, 1 / 2 threads: Q4_Kx16 1.06-1.07 / 1.05,
  * Q5_Kx16 1.06 / 1.11, IQ4_XSx16 1.11 / 1.10; in cache Q4_Kx16 1.03. */
