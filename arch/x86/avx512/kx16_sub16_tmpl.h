@@ -163,7 +163,9 @@ GL_ALWAYS_INLINE void KS_ISUMS_U(const KS_WBLK *blk, const uint8_t *ub, const in
  * Zen 5, 20 rounds, 1 / 2 threads: Q6_Kx16 1.03 / 1.04, Q3_Kx16 and
  * Q2_Kx16, bound by arithmetic, 0.93-1.01 / 1.00-1.01 (the same in cache).
  * Per-step lines beat slices for Q3_Kx16 (1.09-1.19x) and Q2_Kx16
- * (1.02-1.05x) when each step jumped; Q6_Kx16 keeps the slices. */
+ * (1.02-1.05x) when each step jumped, and for Q3_Kx16 still in address
+ * order (slices 0.96 / 0.93); Q6_Kx16 keeps the slices (per-step lines
+ * 0.94 / 1.02). */
 GL_ALWAYS_INLINE void KS_ISUMS1(const KS_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
                                 __m512i *isum, __m512i *imin, const kx_pf *pf)
 {

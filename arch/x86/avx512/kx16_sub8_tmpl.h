@@ -18,12 +18,12 @@
  *   KP_PAIR(sc, i, al, ah)
  *                        the pair's chains times their scales
  *   KP_PF_UNIT(i, k), KP_PF_HEAD, KP_PF_QH
- *                        (optional; with kx8_tmpl.h's KX_PF_BLOCKS) the
- *                        byte offset in the block of unit k of pair i's
- *                        line, the bytes before the first unit (scales),
- *                        and where 64-byte lines of which step k reads line
- *                        k start (Q5_K's qh): decode then asks for each
- *                        line at the step that reads it
+ *                        (with kx8_tmpl.h's KX_PF_BLOCKS; KP_PF_QH
+ *                        optional) the byte offset in the block of unit k
+ *                        of pair i's line, the bytes before the first unit
+ *                        (scales), and where 64-byte lines of which step k
+ *                        reads line k start (Q5_K's qh): decode asks for
+ *                        each line at the step that reads it
  * Each sub-block's sum is one vpdpbusd chain over its eight units, then
  * one multiply by its scale. All exact, the same integers as generic's. */
 
@@ -74,6 +74,7 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
 GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_xprep *xp,
                                 __m512i *isum, __m512i *imin, const kx_pf *pf)
 {
+    static_assert(sizeof(KP_WBLK) % 64 == 0, "KP_PF_UNIT: blocks of whole lines (kx_pf_line)");
     __m512i sc[2];
     KP_PREP(blk, &xp, sc, imin, 1);
     __m512i al[4], ah[4];
@@ -86,9 +87,6 @@ GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_x
     for (int i = 0; i < 4; i++) {
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
-#ifdef KP_PF_UNIT
-            static_assert(sizeof(KP_WBLK) % 64 == 0,
-                          "KP_PF_UNIT: blocks of whole lines (kx_pf_line)");
             if (i == 0 && (size_t)(64 * k) < KP_PF_HEAD)
                 kx_pf_line(pf, 64 * k);
 #ifdef KP_PF_QH
@@ -96,9 +94,6 @@ GL_ALWAYS_INLINE void KP_ISUMS1(const KP_WBLK *blk, const int8_t *xq, const kx_x
                 kx_pf_line(pf, KP_PF_QH + 64 * k);
 #endif
             kx_pf_line(pf, KP_PF_UNIT(i, k));
-#else
-            kx_pf_part(pf, 8 * i + k, 32, sizeof *blk);
-#endif
             __m512i lo, hi;
             KP_UNITS(blk, i, k, lo, hi, 0);
             al[i] = gl512_dpbusd_bcast(al[i], lo, xq + 64 * i + 4 * k);
