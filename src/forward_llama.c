@@ -8,6 +8,7 @@
  * (qwen3), the embedding scale, post-attention / post-FFN norms, GeGLU and
  * the soft-caps (gemma2), sliding-window layers (gemma2, phi3). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "context.h"
@@ -107,8 +108,12 @@ static void gelu_f16(const gl_kernels *k, float *x, int n)
  * 61-80 us a token, Qwen3-0.6B 75-98 -> 34-53 us (1 and 2 threads). */
 static void prefetch_floats(const float *w, int n)
 {
-    for (size_t o = 0; w && o < (size_t)n * sizeof *w; o += 64)
-        __builtin_prefetch((const char *)w + o, 0, 3);
+    if (!w)
+        return;
+    /* from the line holding w[0] to the one holding w[n - 1] */
+    const uintptr_t end = (uintptr_t)(w + n);
+    for (uintptr_t a = (uintptr_t)w & ~(uintptr_t)63; a < end; a += 64)
+        __builtin_prefetch((const void *)a, 0, 3);
 }
 
 /* ---- the steps between the products, one row (token) at a time ----------
