@@ -7,6 +7,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* 1 in a build with AddressSanitizer (gcc or clang), where a process start
+ * costs ~0.1 s and arithmetic runs several times slower: tests thin out the
+ * repetitions that only compare numbers or messages, never the inputs that
+ * reach memory (the release suite keeps every repetition). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TD_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TD_SANITIZED 1
+#endif
+#endif
+#ifndef TD_SANITIZED
+#define TD_SANITIZED 0
+#endif
+
 /* The shared folder (GENLOOP_SHARED, ../shared or ../../shared), or NULL. */
 const char *td_shared_dir(void);
 /* In a Criterion test: the shared folder, or a loud skip of the test (on

@@ -540,9 +540,9 @@ static void expect_one_error_line(const char *err, const char *what)
               "[%s] sanitizer report: %s", what, err);
 }
 
-/* Parse (exact-size copy), load (temp file) and `genloop info` must all
- * reject e; want_parse_ok says whether the GGUF itself is valid. */
-static void check_rejected(const entry *e, bool want_parse_ok, const char *tmp)
+/* Parse (exact-size copy), load (temp file) and (via_cli) `genloop info`
+ * must all reject e; want_parse_ok says whether the GGUF itself is valid. */
+static void check_rejected(const entry *e, bool want_parse_ok, bool via_cli, const char *tmp)
 {
     gl_error err = { 0 };
     uint8_t *copy = gw_dup(e->data, e->len);
@@ -570,6 +570,10 @@ static void check_rejected(const entry *e, bool want_parse_ok, const char *tmp)
     cr_expect(m == NULL);
     cr_expect(err.msg[0] && !strchr(err.msg, '\n'), "[%s] load message: '%s'", e->what, err.msg);
     gl_model_free(m);
+    if (!via_cli) {
+        unlink(tmp);
+        return;
+    }
 
     static char out[1 << 14], errbuf[1 << 14];
     const char *args[] = { "info", tmp, NULL };
@@ -577,6 +581,14 @@ static void check_rejected(const entry *e, bool want_parse_ok, const char *tmp)
     cr_expect_eq(rc, 1, "[%s] genloop info exited %d: %s", e->what, rc, errbuf);
     expect_one_error_line(errbuf, e->what);
     unlink(tmp);
+}
+
+/* Whether entry i also goes through the CLI: every one, but under ASan
+ * (~0.1 s a process start, 2000 entries) every fourth; the library's parse
+ * and load still see them all. */
+static bool cli_checked(size_t i)
+{
+    return !TD_SANITIZED || i % 4 == 0;
 }
 
 static void tmp_path(char *buf, size_t cap, const char *tag)
@@ -596,7 +608,7 @@ static void run_part(int part, int n_parts)
     char tmp[128];
     tmp_path(tmp, sizeof tmp, "bad");
     for (size_t i = lo; i < hi; i++)
-        check_rejected(&c.e[i], false, tmp);
+        check_rejected(&c.e[i], false, cli_checked(i), tmp);
     corpus_free(&c);
 }
 
@@ -780,7 +792,7 @@ Test(corpus, bad_models_rejected, .timeout = 280)
     char tmp[128];
     tmp_path(tmp, sizeof tmp, "model");
     for (size_t i = 0; i < c.n; i++)
-        check_rejected(&c.e[i], true, tmp);
+        check_rejected(&c.e[i], true, cli_checked(i), tmp);
     corpus_free(&c);
 }
 

@@ -195,7 +195,7 @@ GL_ALWAYS_INLINE void kx16_q6_units(const uint8_t *g, __m512i u[4], const int pi
 #define KS_START(xp, j)             _mm512_set1_epi32((xp)->q6c[j])
 #define KS_PREP(blk, xp, sc, m, n)  ((void)(sc), (void)(m))
 #define KS_SCALE(blk, sc, j)                                                                       \
-    _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)((blk)->scales + GL_X16_ROWS * (j))))
+    gl512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)((blk)->scales + GL_X16_ROWS * (j))))
 #include "arch/x86/avx512/kx16_sub16_tmpl.h"
 
 #include "arch/x86/avx512/kx16_kv.h"
@@ -228,7 +228,7 @@ GL_ALWAYS_INLINE __m512i kx16_iq4_table(void)
 GL_ALWAYS_INLINE void kx16_iq4_scale_regs(const block_iq4_xsx16 *blk, __m512i *l, __m512i *h)
 {
     *l = _mm512_loadu_si512((const void *)blk->scales_l);
-    *h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)blk->scales_h));
+    *h = gl512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)blk->scales_h));
 }
 
 /* unit k of sub-block j: the low nibbles of its load k (k < 4) or the

@@ -158,6 +158,32 @@ GL_ALWAYS_INLINE __m512 gl512_cvtph_ps(__m256i h)
 #endif
 }
 
+/* 16 int8 lanes to int32 (vpmovsxbd) */
+GL_ALWAYS_INLINE __m512i gl512_cvtepi8_epi32(__m128i v)
+{
+#ifdef GL_USE_SIMDE
+    int32_t t[16];
+    _mm256_storeu_si256((__m256i *)t, _mm256_cvtepi8_epi32(v));
+    _mm256_storeu_si256((__m256i *)(t + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(v, 8)));
+    return _mm512_loadu_si512(t);
+#else
+    return _mm512_cvtepi8_epi32(v);
+#endif
+}
+
+/* 16 uint16 lanes to int32 (vpmovzxwd) */
+GL_ALWAYS_INLINE __m512i gl512_cvtepu16_epi32(__m256i v)
+{
+#ifdef GL_USE_SIMDE
+    int32_t t[16];
+    _mm256_storeu_si256((__m256i *)t, _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)));
+    _mm256_storeu_si256((__m256i *)(t + 8), _mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)));
+    return _mm512_loadu_si512(t);
+#else
+    return _mm512_cvtepu16_epi32(v);
+#endif
+}
+
 /* int32 to float, 16 lanes (round to nearest even, as cvtdq2ps) */
 GL_ALWAYS_INLINE __m512 gl512_cvtepi32_ps(__m512i v)
 {
