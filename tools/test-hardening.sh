@@ -18,7 +18,7 @@ export LSAN_OPTIONS=suppressions=$PWD/tools/lsan.supp:print_suppressions=0
 # ---- 1. the test suite under ASan + UBSan --------------------------------
 # -O1, not debugoptimized's -O2: under both sanitizers gcc took 16 minutes
 # over the SIMD kernel files at -O2 (avx512/kquant.c alone 9), 4 at -O1; the
-# suite then runs ~15 % longer.
+# suite then runs ~15-40 % longer a test.
 if [ ! -f build-asan/build.ninja ]; then
     meson setup build-asan -Db_sanitize=address,undefined -Doptimization=1 -Ddebug=true
 fi
