@@ -384,6 +384,9 @@ Test(bench_sweep, breakdown)
          * 0.03 ms, p90 6.6 ms) moves a mean far past the median */
         cr_expect(prod + other < 20 * p99 + 50, "%s", r.out);
         cr_expect(jnum_k(r.out, 1, "product_gbs") > 0, "%s", r.out);
+        /* the sampler runs between the regions: a part of the serial time */
+        const double sample = jnum_k(r.out, 1, "sample_ms");
+        cr_expect(sample >= 0 && sample <= serial + 1e-3, "%s", r.out);
         cr_expect_geq(regions, 5 * 5 + 1, "%s", r.out);
         if (t == 1)
             cr_expect_eq(wait, 0, "one thread never waits for another: %s", r.out);

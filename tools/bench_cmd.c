@@ -179,10 +179,11 @@ typedef struct bench_row {
     double pre_mean, pre_std, dec_mean, dec_std, ttft_ms, load_ms, load_first_ms;
     double p50, p90, p99, rss, wbt, bw, roof_tok_s, roof_pct;
     /* --breakdown, per decode step: ms in product regions (and their GB/s),
-     * in other regions, outside any (the serial steps), thread-ms idle at
-     * region ends, regions */
+     * in other regions, outside any (the serial steps; of them, the
+     * sampler's), thread-ms idle at region ends, regions */
     bool has_bd;
     double bd_product_ms, bd_product_gbs, bd_other_ms, bd_serial_ms, bd_wait_ms, bd_regions;
+    double bd_sample_ms;
     double *series; /* per-token decode latency of the last repetition */
 } bench_row;
 
@@ -209,6 +210,7 @@ typedef struct bench_run {
      * picks them (a plain compare-and-branch loop here took ~100 us of
      * each step over a 151936-token vocabulary) */
     gl_sampler *greedy;
+    double sample_s; /* --breakdown: the decode steps' time in the sampler */
 } bench_run;
 
 /* One prefill of every sequence's prompt and n decode steps. lat (n entries,
@@ -257,8 +259,11 @@ static gl_status one_pass(bench_run *b, int n, double *pre_s, double *dec_s, dou
             gl_threadpool_set_trace(b->c->pool, NULL);
             return st;
         }
+        const double t_sample = now_s();
         for (int s = 0; s < b->batch; s++)
             b->tok[s] = gl_sampler_sample(b->greedy, b->logits + (size_t)s * (size_t)b->V, NULL, 0);
+        if (lat && b->trace)
+            b->sample_s += now_s() - t_sample;
         if (lat)
             lat[i] = (now_s() - ts) * 1e3;
     }
@@ -351,6 +356,7 @@ static gl_status run_config(gl_model *m, const gl_model_info *info, int cache_ty
         row->bd_serial_ms = dec_s * 1e3 / steps - row->bd_product_ms - row->bd_other_ms;
         row->bd_wait_ms = (double)t->wait_ns * 1e-6 / steps;
         row->bd_regions = (double)t->regions / steps;
+        row->bd_sample_ms = b.sample_s * 1e3 / steps;
     }
     memcpy(row->series, lat + (size_t)(reps - 1) * (size_t)b.n, (size_t)b.n * sizeof *lat);
     mean_std(pre, reps, &row->pre_mean, &row->pre_std);
@@ -404,9 +410,10 @@ static void json_row(const bench_row *r, bool series)
            r->roof_tok_s, r->roof_pct);
     if (r->has_bd)
         printf(", \"breakdown\": {\"product_ms\": %.4f, \"product_gbs\": %.3f, \"other_ms\": %.4f, "
-               "\"serial_ms\": %.4f, \"wait_thread_ms\": %.4f, \"regions\": %.1f}",
-               r->bd_product_ms, r->bd_product_gbs, r->bd_other_ms, r->bd_serial_ms, r->bd_wait_ms,
-               r->bd_regions);
+               "\"serial_ms\": %.4f, \"sample_ms\": %.4f, \"wait_thread_ms\": %.4f, "
+               "\"regions\": %.1f}",
+               r->bd_product_ms, r->bd_product_gbs, r->bd_other_ms, r->bd_serial_ms,
+               r->bd_sample_ms, r->bd_wait_ms, r->bd_regions);
     if (series) {
         printf(", \"latency_series_ms\": [");
         for (int i = 0; i < r->n_gen; i++)
@@ -500,9 +507,10 @@ static void print_legacy(const bench_row *r)
            r->load_first_ms);
     if (r->has_bd)
         printf("per decode step: products %.3f ms (%.1f GB/s of weights), other regions %.3f ms, "
-               "serial %.3f ms; threads idle at region ends %.3f thread-ms; %.0f regions\n",
-               r->bd_product_ms, r->bd_product_gbs, r->bd_other_ms, r->bd_serial_ms, r->bd_wait_ms,
-               r->bd_regions);
+               "serial %.3f ms (sampling %.3f); threads idle at region ends %.3f thread-ms; "
+               "%.0f regions\n",
+               r->bd_product_ms, r->bd_product_gbs, r->bd_other_ms, r->bd_serial_ms,
+               r->bd_sample_ms, r->bd_wait_ms, r->bd_regions);
 }
 
 /* Labels naming what varies across the sweep; with `skip` ('t' or 'p')
@@ -597,7 +605,8 @@ int cmd_bench(int argc, char **argv)
                    "repetitions after a warm-up);\n--json is -o jsonl (one object per "
                    "configuration); --batch B decodes B sequences at once; --breakdown splits a\n"
                    "decode step into matrix products (and their GB/s), other parallel regions,\n"
-                   "serial steps and the threads' waits at region ends.\n");
+                   "serial steps (the sampler's share named) and the threads' waits at region\n"
+                   "ends.\n");
             return 0;
         }
         if (!v) {
