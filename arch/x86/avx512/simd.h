@@ -147,6 +147,12 @@ GL_ALWAYS_INLINE __m512 gl512_from_halves(__m256 lo, __m256 hi)
 #endif
 }
 
+/* The same for 32-bit integer lanes (the bits moved as they are) */
+GL_ALWAYS_INLINE __m512i gl512i_from_halves(__m256i lo, __m256i hi)
+{
+    return _mm512_castps_si512(gl512_from_halves(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi)));
+}
+
 /* 16 halves to float (exact) */
 GL_ALWAYS_INLINE __m512 gl512_cvtph_ps(__m256i h)
 {
@@ -162,10 +168,7 @@ GL_ALWAYS_INLINE __m512 gl512_cvtph_ps(__m256i h)
 GL_ALWAYS_INLINE __m512i gl512_cvtepi8_epi32(__m128i v)
 {
 #ifdef GL_USE_SIMDE
-    int32_t t[16];
-    _mm256_storeu_si256((__m256i *)t, _mm256_cvtepi8_epi32(v));
-    _mm256_storeu_si256((__m256i *)(t + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(v, 8)));
-    return _mm512_loadu_si512(t);
+    return gl512i_from_halves(_mm256_cvtepi8_epi32(v), _mm256_cvtepi8_epi32(_mm_srli_si128(v, 8)));
 #else
     return _mm512_cvtepi8_epi32(v);
 #endif
@@ -175,10 +178,8 @@ GL_ALWAYS_INLINE __m512i gl512_cvtepi8_epi32(__m128i v)
 GL_ALWAYS_INLINE __m512i gl512_cvtepu16_epi32(__m256i v)
 {
 #ifdef GL_USE_SIMDE
-    int32_t t[16];
-    _mm256_storeu_si256((__m256i *)t, _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)));
-    _mm256_storeu_si256((__m256i *)(t + 8), _mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)));
-    return _mm512_loadu_si512(t);
+    return gl512i_from_halves(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)),
+                              _mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)));
 #else
     return _mm512_cvtepu16_epi32(v);
 #endif
