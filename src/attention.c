@@ -514,6 +514,18 @@ void gl_attention_next(gl_ctx *c, int layer)
     }
 }
 
+double gl_kv_step_bytes(const gl_ctx *c, int64_t pos)
+{
+    const gl_config *cfg = &c->m->cfg;
+    const int64_t cached = pos + 1 < c->n_ctx ? pos + 1 : c->n_ctx; /* the ring's limit */
+    double positions = 0;
+    for (int l = 0; l < cfg->n_layers; l++) {
+        const bool sliding = c->m->layers && c->m->layers[l].sliding;
+        positions += (double)(sliding && cfg->swa_window < cached ? cfg->swa_window : cached);
+    }
+    return 2.0 * positions * (double)c->kv_row_bytes; /* K and V */
+}
+
 void gl_attention(gl_ctx *c, int layer, int nb)
 {
     attn_task at = { .c = c, .layer = layer, .nb = nb };

@@ -158,6 +158,11 @@ void gl_attention(gl_ctx *c, int layer, int nb);
 /* Names to the pool what each thread's share of a layer's attention reads
  * from the cache (gl_threadpool_push_prefetch): call after gl_matmul_next. */
 void gl_attention_next(gl_ctx *c, int layer);
+/* The bytes of cached keys and values a decode step of one sequence at
+ * position pos reads over every layer (its own position included; a
+ * sliding layer's window, the ring's size): with the weights, what a
+ * decode step reads from memory. */
+double gl_kv_step_bytes(const gl_ctx *c, int64_t pos);
 /* Copies the batch's K/V rows into their sequences' ring slots. */
 void gl_kv_store_chunk(gl_ctx *c, int layer, int nb);
 

@@ -280,7 +280,7 @@ Test(bench_sweep, markdown_table)
         line = nl ? nl + 1 : NULL;
     }
     cr_expect_eq(rows, 6, "%s", r.out);
-    cr_expect_eq(cols0, 14);
+    cr_expect_eq(cols0, 15);
     cr_expect(strstr(r.out, "memory read bandwidth"));
 }
 
@@ -295,7 +295,7 @@ Test(bench_sweep, csv)
     int n_cols = 1;
     for (char *c = hdr; *c; c++)
         n_cols += *c == ',';
-    cr_expect_eq(n_cols, 23);
+    cr_expect_eq(n_cols, 26);
     int col_dec = -1, col_roof = -1, col_bw = -1, col_gen = -1, i = 0;
     char *hs = NULL, *hbuf = strdup(hdr);
     for (char *h = strtok_r(hbuf, ",", &hs); h; h = strtok_r(NULL, ",", &hs), i++) {
@@ -321,7 +321,7 @@ Test(bench_sweep, csv)
                 break;
             *c++ = '\0';
         }
-        cr_expect_eq(nc, 23, "row %d has %d cells", row, nc);
+        cr_expect_eq(nc, 26, "row %d has %d cells", row, nc);
         cr_expect_eq(atoi(cells[col_gen]), row ? 6 : 4);
         cr_expect(atof(cells[col_dec]) > 0);
         cr_expect(atof(cells[col_roof]) > 0, "every decode row carries its roofline %%");
@@ -397,6 +397,60 @@ Test(bench_sweep, breakdown)
     RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "4", "-r", "1", "--bw-mib", "16",
         "--breakdown");
     cr_expect(strstr(r.out, "per decode step: products "), "%s", r.out);
+}
+
+/* The cached keys and values a decode step reads join the weights in a
+ * second roofline. stories260K: 5 layers, one position's K (or V) is 4 KV
+ * heads x 8 dims: 64 bytes in F16, 128 in F32, one 34-byte Q8_0 block; -p
+ * 8 -n 4 decodes positions 8..11, attending 9..12 positions (10.5 on
+ * average), each sequence of a batch its own. */
+Test(bench_sweep, kv_roofline)
+{
+    static const struct {
+        const char *type;
+        double row_bytes;
+    } caches[] = { { "f16", 64 }, { "f32", 128 }, { "q8_0", 34 } };
+    for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
+        RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "4", "-t", "1", "-r", "1", "--batch",
+            "1,2", "--bw-mib", "16", "--cache-type", caches[i].type, "--json");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        for (int k = 1; k <= 2; k++) {
+            const double kv = jnum_k(r.out, k, "kv_bytes_per_step");
+            const double want = k * 2.0 * 5 * 10.5 * caches[i].row_bytes;
+            cr_expect(near(kv, want, 0, 0.5), "%s batch %d: %.1f bytes, want %.1f", caches[i].type,
+                      k, kv, want);
+            const double bw = jnum_k(r.out, k, "bandwidth_gbs"),
+                         wbt = jnum_k(r.out, k, "weight_bytes_per_token");
+            cr_expect(
+                near(jnum_k(r.out, k, "roofline_kv_tok_s"), k * bw * 1e9 / (wbt + kv), 1e-3, 0.01),
+                "%s", r.out);
+            cr_expect(jnum_k(r.out, k, "roofline_kv_pct") > jnum_k(r.out, k, "roofline_pct"), "%s",
+                      r.out);
+        }
+    }
+    RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "4", "-t", "1", "-r", "1", "--bw-mib",
+        "16");
+    cr_expect(strstr(r.out, "with the KV cache a step reads (0.0 MB at positions 8-11)"), "%s",
+              r.out);
+}
+
+/* A sliding layer reads only its window: the shared Gemma 2 file slides
+ * every other one of its 26 layers over 64 positions, and one position's K
+ * (or V) is 2 KV heads x 32 dims in F16, 128 bytes. -p 100 -n 4 attends
+ * 101..104 positions (102.5 on average) in the 13 global layers, 64 in the
+ * 13 sliding ones. */
+Test(bench_sweep, kv_roofline_sliding)
+{
+    char path[1024];
+    if (!td_path(path, sizeof path, "models/synthetic-gemma2-F16.gguf"))
+        cr_skip_test("SKIP: ../shared not found (set GENLOOP_SHARED): needs "
+                     "models/synthetic-gemma2-F16.gguf");
+    RUN(&r, NULL, "bench", "-m", path, "-p", "100", "-n", "4", "-t", "1", "-r", "1", "--bw-mib",
+        "16", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const double want = 2.0 * (13 * 102.5 + 13 * 64) * 128;
+    cr_expect(near(jnum_k(r.out, 1, "kv_bytes_per_step"), want, 0, 0.5), "want %.1f: %s", want,
+              r.out);
 }
 
 /* The bandwidth probes run before and after the measurements; the one before

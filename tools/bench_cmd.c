@@ -1,6 +1,7 @@
 /* genloop bench: prefill and decode speed of a model, with the machine's
  * memory read bandwidth measured in the same run, so decode speed is
- * reported against its roofline: tok/s <= bandwidth / weight bytes per token.
+ * reported against its roofline: tok/s <= bandwidth / weight bytes per token,
+ * and against a second one that adds the KV cache a step reads.
  *
  * -p, -n, -t and --batch take comma-separated lists and -m repeats: every
  * combination is one configuration, measured after an uncounted warm-up
@@ -178,6 +179,10 @@ typedef struct bench_row {
     int threads, n_prompt, n_gen, batch, reps;
     double pre_mean, pre_std, dec_mean, dec_std, ttft_ms, load_ms, load_first_ms;
     double p50, p90, p99, rss, wbt, bw, roof_tok_s, roof_pct;
+    /* the cached keys and values the decode steps read, all sequences of
+     * a step together (averaged over the steps), and the roofline of
+     * weights and cache together */
+    double kvbt, roof_kv_tok_s, roof_kv_pct;
     /* --breakdown, per decode step: ms in product regions (and their GB/s),
      * in other regions, outside any (the serial steps; of them, the
      * sampler's), thread-ms idle at region ends, regions */
@@ -300,6 +305,9 @@ static gl_status run_config(gl_model *m, const gl_model_info *info, int cache_ty
     if (st)
         return st;
     row->threads = gl_ctx_n_threads(b.c);
+    /* step i feeds position p + i of every sequence */
+    for (int i = 0; i < b.n; i++)
+        row->kvbt += (double)b.batch * gl_kv_step_bytes(b.c, (int64_t)b.p + i) / b.n;
     gl_sampler_params sp = gl_sampler_default_params();
     sp.temp = 0.0f;
     if ((st = gl_sampler_create(&b.greedy, b.V, &sp, err))) {
@@ -403,11 +411,12 @@ static void json_row(const bench_row *r, bool series)
            "\"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f}, "
            "\"ttft_ms\": %.3f, \"load_ms\": %.3f, \"load_to_first_token_ms\": %.3f, "
            "\"peak_rss_bytes\": %.0f, \"bandwidth_gbs\": %.3f, \"weight_bytes_per_token\": %.0f, "
-           "\"roofline_tok_s\": %.2f, \"roofline_pct\": %.2f",
+           "\"roofline_tok_s\": %.2f, \"roofline_pct\": %.2f, \"kv_bytes_per_step\": %.0f, "
+           "\"roofline_kv_tok_s\": %.2f, \"roofline_kv_pct\": %.2f",
            r->model_type, (unsigned long long)r->model_bytes, r->backend, r->threads, r->batch,
            r->n_prompt, r->n_gen, r->reps, r->pre_mean, r->pre_std, r->dec_mean, r->dec_std, r->p50,
            r->p90, r->p99, r->ttft_ms, r->load_ms, r->load_first_ms, r->rss, r->bw, r->wbt,
-           r->roof_tok_s, r->roof_pct);
+           r->roof_tok_s, r->roof_pct, r->kvbt, r->roof_kv_tok_s, r->roof_kv_pct);
     if (r->has_bd)
         printf(", \"breakdown\": {\"product_ms\": %.4f, \"product_gbs\": %.3f, \"other_ms\": %.4f, "
                "\"serial_ms\": %.4f, \"sample_ms\": %.4f, \"wait_thread_ms\": %.4f, "
@@ -451,31 +460,33 @@ static void print_rows(const bench_row *rows, int n, int fmt)
         printf("model,model_type,model_bytes,cpu,backend,threads,batch,n_prompt,n_gen,reps,"
                "prefill_tok_s,prefill_tok_s_std,decode_tok_s,decode_tok_s_std,latency_p50_ms,"
                "latency_p90_ms,latency_p99_ms,ttft_ms,peak_rss_bytes,bandwidth_gbs,"
-               "weight_bytes_per_token,roofline_tok_s,roofline_pct\n");
+               "weight_bytes_per_token,roofline_tok_s,roofline_pct,kv_bytes_per_step,"
+               "roofline_kv_tok_s,roofline_kv_pct\n");
         for (int i = 0; i < n; i++) {
             const bench_row *r = &rows[i];
             csv_str(r->model);
             printf(",%s,%llu,", r->model_type, (unsigned long long)r->model_bytes);
             csv_str(r->cpu);
             printf(",%s,%d,%d,%d,%d,%d,%.2f,%.2f,%.2f,%.2f,%.4f,%.4f,%.4f,%.3f,%.0f,%.3f,%.0f,"
-                   "%.2f,%.2f\n",
+                   "%.2f,%.2f,%.0f,%.2f,%.2f\n",
                    r->backend, r->threads, r->batch, r->n_prompt, r->n_gen, r->reps, r->pre_mean,
                    r->pre_std, r->dec_mean, r->dec_std, r->p50, r->p90, r->p99, r->ttft_ms, r->rss,
-                   r->bw, r->wbt, r->roof_tok_s, r->roof_pct);
+                   r->bw, r->wbt, r->roof_tok_s, r->roof_pct, r->kvbt, r->roof_kv_tok_s,
+                   r->roof_kv_pct);
         }
         return;
     }
     printf("| model | type | size MiB | cpu | backend | threads | batch | prompt | gen | "
-           "prefill tok/s | decode tok/s | p50 ms | p99 ms | roofline %% |\n"
-           "|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+           "prefill tok/s | decode tok/s | p50 ms | p99 ms | roofline %% | with KV %% |\n"
+           "|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         const char *base = strrchr(r->model, '/');
         printf("| %s | %s | %.1f | %s | %s | %d | %d | %d | %d | %.1f ± %.1f | %.2f ± %.2f | "
-               "%.3f | %.3f | %.1f |\n",
+               "%.3f | %.3f | %.1f | %.1f |\n",
                base ? base + 1 : r->model, r->model_type, r->model_bytes / 1048576.0, r->cpu,
                r->backend, r->threads, r->batch, r->n_prompt, r->n_gen, r->pre_mean, r->pre_std,
-               r->dec_mean, r->dec_std, r->p50, r->p99, r->roof_pct);
+               r->dec_mean, r->dec_std, r->p50, r->p99, r->roof_pct, r->roof_kv_pct);
     }
     printf("\nmemory read bandwidth");
     for (int i = 0; i < n; i++) { /* each thread count's probe once, in the rows' order */
@@ -487,7 +498,8 @@ static void print_rows(const bench_row *rows, int n, int fmt)
                    rows[i].threads == 1 ? "" : "s");
     }
     printf(" (the better of probes before and after the sweep); roofline %% = decode tok/s / "
-           "(batch x bandwidth at the row's threads / weight bytes per token)\n");
+           "(batch x bandwidth at the row's threads / weight bytes per token); with KV %%: the "
+           "same with the cached keys and values each step reads added to the weights\n");
 }
 
 static void print_legacy(const bench_row *r)
@@ -503,6 +515,10 @@ static void print_legacy(const bench_row *r)
     printf("memory read bandwidth %.2f GB/s, weights %.1f MB/token -> roofline %.2f tok/s; "
            "decode at %.1f%% of roofline\n",
            bw, r->wbt / 1e6, r->roof_tok_s, r->roof_pct);
+    printf("with the KV cache a step reads (%.1f MB at positions %d-%d): roofline %.2f tok/s; "
+           "decode at %.1f%% of it\n",
+           r->kvbt / 1e6, r->n_prompt, r->n_prompt + r->n_gen - 1, r->roof_kv_tok_s,
+           r->roof_kv_pct);
     printf("peak RSS %.1f MB; load %.1f ms; load + first token %.1f ms\n", r->rss / 1e6, r->load_ms,
            r->load_first_ms);
     if (r->has_bd)
@@ -595,18 +611,20 @@ int cmd_bench(int argc, char **argv)
             continue;
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("usage: genloop bench -m MODEL [-m MODEL2 ...] [-p 128[,512...]] [-n 64[,...]]\n"
-                   "                     [-t N[,...]] [--batch B[,...]] [-r REPS] "
-                   "[-o md|csv|json|jsonl] [--json]\n"
-                   "                     [--plot FILE.svg] [--bw-mib 1024] "
-                   "[--cache-type f16|q8_0|f32] [--backend NAME]\n"
-                   "                     [--breakdown]\n"
-                   "Lists sweep every combination (one row each, mean ± stddev over -r "
-                   "repetitions after a warm-up);\n--json is -o jsonl (one object per "
-                   "configuration); --batch B decodes B sequences at once; --breakdown splits a\n"
-                   "decode step into matrix products (and their GB/s), other parallel regions,\n"
-                   "serial steps (the sampler's share named) and the threads' waits at region\n"
-                   "ends.\n");
+            printf(
+                "usage: genloop bench -m MODEL [-m MODEL2 ...] [-p 128[,512...]] [-n 64[,...]]\n"
+                "                     [-t N[,...]] [--batch B[,...]] [-r REPS] "
+                "[-o md|csv|json|jsonl] [--json]\n"
+                "                     [--plot FILE.svg] [--bw-mib 1024] "
+                "[--cache-type f16|q8_0|f32] [--backend NAME]\n"
+                "                     [--breakdown]\n"
+                "Lists sweep every combination (one row each, mean ± stddev over -r "
+                "repetitions after a warm-up);\n--json is -o jsonl (one object per "
+                "configuration); --batch B decodes B sequences at once; --breakdown splits a\n"
+                "decode step into matrix products (and their GB/s), other parallel regions,\n"
+                "serial steps (the sampler's share named) and the threads' waits at region\n"
+                "ends. Decode is reported against the roofline bandwidth / weight bytes per\n"
+                "token, and (\"with KV\") bandwidth / (weights + KV cache bytes a step reads).\n");
             return 0;
         }
         if (!v) {
@@ -771,6 +789,8 @@ int cmd_bench(int argc, char **argv)
             r->bw = bw;
             r->roof_tok_s = bw > 0 ? r->batch * bw * 1e9 / r->wbt : 0;
             r->roof_pct = r->roof_tok_s > 0 ? 100.0 * r->dec_mean / r->roof_tok_s : 0;
+            r->roof_kv_tok_s = bw > 0 ? r->batch * bw * 1e9 / (r->wbt + r->kvbt) : 0;
+            r->roof_kv_pct = r->roof_kv_tok_s > 0 ? 100.0 * r->dec_mean / r->roof_kv_tok_s : 0;
         }
         if (fmt == OUT_LEGACY)
             print_legacy(&rows[0]);
