@@ -493,6 +493,32 @@ Test(bench_sweep, probe_per_thread_count)
     cr_expect(t >= 1 && strstr(r.err, want), "rows run %d threads; probes: %s", t, r.err);
 }
 
+/* Both probes are reported, the roofline takes the higher, and a spread of
+ * more than 20 % between them is said on stderr (whichever way this
+ * machine's bandwidth moved during the run, the warning matches it). */
+Test(bench_sweep, probe_spread)
+{
+    RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "4", "-t", "1,2", "-r", "1", "--bw-mib",
+        "16", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    bool any_wide = false;
+    for (int k = 1; k <= 2; k++) {
+        const double bw = jnum_k(r.out, k, "bandwidth_gbs"),
+                     before = jnum_k(r.out, k, "bandwidth_before_gbs"),
+                     after = jnum_k(r.out, k, "bandwidth_after_gbs");
+        cr_expect(before > 0 && after > 0, "row %d: %s", k, r.out);
+        cr_expect(near(bw, before > after ? before : after, 1e-6, 1e-3), "row %d: %s", k, r.out);
+        const double hi = before > after ? before : after, lo = before > after ? after : before;
+        const bool wide = 100.0 * (hi - lo) / hi > 20.0;
+        char want[64];
+        snprintf(want, sizeof want, "the %d-thread probes", k);
+        cr_expect(wide == (strstr(r.err, want) != NULL), "row %d: %.3f / %.3f GB/s: %s", k, before,
+                  after, r.err);
+        any_wide |= wide;
+    }
+    cr_expect(any_wide == (strstr(r.err, "warning") != NULL), "%s", r.err);
+}
+
 Test(bench_sweep, bad_lists_refused)
 {
     const char *const a1[] = { "bench", "-m", "x.gguf", "-p", "8,,16", NULL };

@@ -179,6 +179,7 @@ typedef struct bench_row {
     int threads, n_prompt, n_gen, batch, reps;
     double pre_mean, pre_std, dec_mean, dec_std, ttft_ms, load_ms, load_first_ms;
     double p50, p90, p99, rss, wbt, bw, roof_tok_s, roof_pct;
+    double bw_before, bw_after; /* the probes at the row's threads; bw is the higher */
     /* the cached keys and values the decode steps read, all sequences of
      * a step together (averaged over the steps), and the roofline of
      * weights and cache together */
@@ -392,6 +393,27 @@ done:
     return st;
 }
 
+/* The probes before and after the runs bracket them: on a quiet machine
+ * they agree to within ~15 % (a 2-vCPU VM, 2026-12-07: 3-15 %), while
+ * another tenant's memory traffic during the runs moved them by up to
+ * 40 % (75.8 -> 45.6 GB/s), and then the decode rows were measured under
+ * a bandwidth neither probe saw: the warning keeps such a ratio from
+ * being read as the code's. */
+enum { PROBE_SPREAD_WARN_PCT = 20 };
+
+static void warn_probe_spread(double before, double after, int threads)
+{
+    const double hi = before > after ? before : after, lo = before > after ? after : before;
+    const double spread = hi > 0 ? 100.0 * (hi - lo) / hi : 0;
+    if (spread > PROBE_SPREAD_WARN_PCT)
+        fprintf(stderr,
+                "genloop: bench: warning: the %d-thread probes before and after the runs differ "
+                "by %.0f %% (%.2f vs %.2f GB/s): the machine's bandwidth changed while it ran "
+                "(another load?), so the roofline figures at %d thread%s are uncertain; rerun on "
+                "a quiet machine\n",
+                threads, spread, before, after, threads, threads == 1 ? "" : "s");
+}
+
 /* ---- output -------------------------------------------------------------- */
 
 static void json_row(const bench_row *r, bool series)
@@ -410,13 +432,15 @@ static void json_row(const bench_row *r, bool series)
            "\"decode_tok_s_std\": %.2f, "
            "\"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f}, "
            "\"ttft_ms\": %.3f, \"load_ms\": %.3f, \"load_to_first_token_ms\": %.3f, "
-           "\"peak_rss_bytes\": %.0f, \"bandwidth_gbs\": %.3f, \"weight_bytes_per_token\": %.0f, "
+           "\"peak_rss_bytes\": %.0f, \"bandwidth_gbs\": %.3f, \"bandwidth_before_gbs\": %.3f, "
+           "\"bandwidth_after_gbs\": %.3f, \"weight_bytes_per_token\": %.0f, "
            "\"roofline_tok_s\": %.2f, \"roofline_pct\": %.2f, \"kv_bytes_per_step\": %.0f, "
            "\"roofline_kv_tok_s\": %.2f, \"roofline_kv_pct\": %.2f",
            r->model_type, (unsigned long long)r->model_bytes, r->backend, r->threads, r->batch,
            r->n_prompt, r->n_gen, r->reps, r->pre_mean, r->pre_std, r->dec_mean, r->dec_std, r->p50,
-           r->p90, r->p99, r->ttft_ms, r->load_ms, r->load_first_ms, r->rss, r->bw, r->wbt,
-           r->roof_tok_s, r->roof_pct, r->kvbt, r->roof_kv_tok_s, r->roof_kv_pct);
+           r->p90, r->p99, r->ttft_ms, r->load_ms, r->load_first_ms, r->rss, r->bw, r->bw_before,
+           r->bw_after, r->wbt, r->roof_tok_s, r->roof_pct, r->kvbt, r->roof_kv_tok_s,
+           r->roof_kv_pct);
     if (r->has_bd)
         printf(", \"breakdown\": {\"product_ms\": %.4f, \"product_gbs\": %.3f, \"other_ms\": %.4f, "
                "\"serial_ms\": %.4f, \"sample_ms\": %.4f, \"wait_thread_ms\": %.4f, "
@@ -611,20 +635,21 @@ int cmd_bench(int argc, char **argv)
             continue;
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf(
-                "usage: genloop bench -m MODEL [-m MODEL2 ...] [-p 128[,512...]] [-n 64[,...]]\n"
-                "                     [-t N[,...]] [--batch B[,...]] [-r REPS] "
-                "[-o md|csv|json|jsonl] [--json]\n"
-                "                     [--plot FILE.svg] [--bw-mib 1024] "
-                "[--cache-type f16|q8_0|f32] [--backend NAME]\n"
-                "                     [--breakdown]\n"
-                "Lists sweep every combination (one row each, mean ± stddev over -r "
-                "repetitions after a warm-up);\n--json is -o jsonl (one object per "
-                "configuration); --batch B decodes B sequences at once; --breakdown splits a\n"
-                "decode step into matrix products (and their GB/s), other parallel regions,\n"
-                "serial steps (the sampler's share named) and the threads' waits at region\n"
-                "ends. Decode is reported against the roofline bandwidth / weight bytes per\n"
-                "token, and (\"with KV\") bandwidth / (weights + KV cache bytes a step reads).\n");
+            printf("usage: genloop bench -m MODEL [-m MODEL2 ...] [-p 128[,512...]] [-n 64[,...]]\n"
+                   "                     [-t N[,...]] [--batch B[,...]] [-r REPS] "
+                   "[-o md|csv|json|jsonl] [--json]\n"
+                   "                     [--plot FILE.svg] [--bw-mib 1024] "
+                   "[--cache-type f16|q8_0|f32] [--backend NAME]\n"
+                   "                     [--breakdown]\n"
+                   "Lists sweep every combination (one row each, mean ± stddev over -r "
+                   "repetitions after a warm-up);\n--json is -o jsonl (one object per "
+                   "configuration); --batch B decodes B sequences at once; --breakdown splits a\n"
+                   "decode step into matrix products (and their GB/s), other parallel regions,\n"
+                   "serial steps (the sampler's share named) and the threads' waits at region\n"
+                   "ends. Decode is reported against the roofline bandwidth / weight bytes per\n"
+                   "token, and (\"with KV\") bandwidth / (weights + KV cache bytes a step reads),\n"
+                   "the bandwidth probed before and after the runs (the higher counts; a warning\n"
+                   "when the two differ by more than 20 %%).\n");
             return 0;
         }
         if (!v) {
@@ -779,6 +804,7 @@ int cmd_bench(int argc, char **argv)
                     "genloop: bench: memory read bandwidth %.2f GB/s before the runs, %.2f after "
                     "(%lld thread%s)\n",
                     bw_before[ti], bw_after[ti], lt.v[ti], lt.v[ti] == 1 ? "" : "s");
+            warn_probe_spread(bw_before[ti], bw_after[ti], (int)lt.v[ti]);
         }
         for (int i = 0; i < n_rows; i++) {
             bench_row *r = &rows[i];
@@ -787,6 +813,8 @@ int cmd_bench(int argc, char **argv)
                 ti++;
             const double bw = bw_before[ti] > bw_after[ti] ? bw_before[ti] : bw_after[ti];
             r->bw = bw;
+            r->bw_before = bw_before[ti];
+            r->bw_after = bw_after[ti];
             r->roof_tok_s = bw > 0 ? r->batch * bw * 1e9 / r->wbt : 0;
             r->roof_pct = r->roof_tok_s > 0 ? 100.0 * r->dec_mean / r->roof_tok_s : 0;
             r->roof_kv_tok_s = bw > 0 ? r->batch * bw * 1e9 / (r->wbt + r->kvbt) : 0;
