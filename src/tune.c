@@ -8,6 +8,9 @@
 #include "cpu.h"
 #include "genloop.h"
 
+/* the product-width suffixes, by enum gl_tune_width */
+static const char *const width_suffix[GL_YMM_COUNT] = { "+zmm", "+ymm-q4_0", "+ymm" };
+
 static void tune_names(char *buf, size_t cap)
 {
     buf[0] = 0;
@@ -26,16 +29,20 @@ gl_status gl_tune_parse(const char *s, gl_tune *t, gl_error *err)
             continue;
         t->id = (uint8_t)i;
         t->ymm = gl_tunes[i].ymm;
-        if (plus && (!strcmp(plus, "+ymm") || !strcmp(plus, "+zmm")))
-            t->ymm = plus[1] == 'y';
-        else if (plus)
-            return gl_fail(err, GL_ERR_ARG, "tune '%s': '%s' is neither +ymm nor +zmm", s, plus);
-        return GL_OK;
+        if (!plus)
+            return GL_OK;
+        for (int w = 0; w < GL_YMM_COUNT; w++)
+            if (!strcmp(plus, width_suffix[w])) {
+                t->ymm = (uint8_t)w;
+                return GL_OK;
+            }
+        return gl_fail(err, GL_ERR_ARG, "tune '%s': '%s' is not +ymm, +ymm-q4_0 or +zmm", s, plus);
     }
     char list[128];
     tune_names(list, sizeof list);
-    return gl_fail(err, GL_ERR_ARG,
-                   "unknown tune '%s' (this build has: %s, each optionally +ymm or +zmm)", s, list);
+    return gl_fail(
+        err, GL_ERR_ARG,
+        "unknown tune '%s' (this build has: %s, each optionally +ymm, +ymm-q4_0 or +zmm)", s, list);
 }
 
 gl_status gl_tune_auto(gl_tune *t, gl_error *err)
@@ -56,7 +63,8 @@ gl_status gl_tune_auto(gl_tune *t, gl_error *err)
 void gl_tune_format(gl_tune t, char *buf, size_t cap)
 {
     const gl_tune_params *p = &gl_tunes[t.id < GL_TUNE_COUNT ? t.id : 0];
-    snprintf(buf, cap, "%s%s", p->name, t.ymm == p->ymm ? "" : t.ymm ? "+ymm" : "+zmm");
+    snprintf(buf, cap, "%s%s", p->name,
+             t.ymm == p->ymm || t.ymm >= GL_YMM_COUNT ? "" : width_suffix[t.ymm]);
 }
 
 /* ---- public: what `genloop info` prints --------------------------------- */
@@ -88,9 +96,11 @@ gl_status gl_tune_describe(const char *name, char *buf, size_t cap, gl_error *er
 #endif
     snprintf(buf, cap,
              "%s (%s): prefetch %s %u B + prefetcht0 %u B ahead%s, %u streams per thread, "
-             "K-quants %u + %u B ahead; %s Q4_0/Q8_0 decode products",
+             "K-quants %u + %u B ahead; %s decode products",
              fmt, p->what, p->far_t0 ? "prefetcht0" : "prefetcht1", p->pf_far, p->pf_near,
              p->pf_lines ? " once per line" : "", p->x8_streams, p->kx_far, p->kx_near,
-             t.ymm ? "256-bit" : "512-bit");
+             t.ymm == GL_YMM_ALL    ? "256-bit Q4_0/Q8_0"
+             : t.ymm == GL_YMM_Q4_0 ? "256-bit Q4_0, 512-bit Q8_0"
+                                    : "512-bit Q4_0/Q8_0");
     return GL_OK;
 }

@@ -3,13 +3,15 @@
  * never what they compute: software prefetch distances and hints, how many
  * row groups one thread reads side by side (each a stream), and whether the
  * AVX-512 backend multiplies Q4_0 / Q8_0 weights with 512- or 256-bit
- * bodies (the Q4_0x16 / Q8_0x16 layouts or Q4_0x8 / Q8_0x8). Every tune's kernels give
+ * bodies (the Q4_0x16 / Q8_0x16 layouts or Q4_0x8 / Q8_0x8), for Q4_0 alone or
+ * for every legacy type. Every tune's kernels give
  * bit-identical results (tests/checkkernels.c runs each tune's against generic).
  *
  * The tune is chosen once per kernel table (gl_kernels_init): GENLOOP_TUNE
  * when set, else by the CPU's vendor, family and model
  * (gl_cpu_tune_arch). GENLOOP_TUNE is a preset name, optionally with
- * "+ymm" or "+zmm" to override its product width: "zen", "default+ymm".
+ * "+ymm", "+ymm-q4_0" or "+zmm" to override its product widths: "zen",
+ * "default+ymm".
  *
  * The kernels are instantiated once per preset with the preset's numbers
  * as compile-time constants (arch/x86: GL_FOR_EACH_TUNE), so a tune costs
@@ -22,10 +24,20 @@
 
 #include "error.h"
 
-enum gl_tune_id { GL_TUNE_DEFAULT = 0, GL_TUNE_ZEN, GL_TUNE_COUNT };
+enum gl_tune_id { GL_TUNE_DEFAULT = 0, GL_TUNE_ZEN, GL_TUNE_ZEN4, GL_TUNE_COUNT };
+
+/* gl_tune_params.ymm / gl_tune.ymm: which legacy types the AVX-512
+ * backend multiplies with 256-bit bodies over the x8 layouts */
+enum gl_tune_width {
+    GL_YMM_NONE = 0, /* "+zmm": Q4_0x16, Q8_0x16, ... */
+    GL_YMM_Q4_0,     /* Q4_0x8 (AVX2 decode, vpdpbusd ymm tiles), the rest x16 */
+    GL_YMM_ALL,      /* "+ymm": every legacy type in the AVX2 table's x8 layouts */
+    GL_YMM_COUNT
+};
 
 /* X(suffix, id, a, b) for every preset: one kernel instance each */
-#define GL_FOR_EACH_TUNE(X, a, b) X(default, GL_TUNE_DEFAULT, a, b) X(zen, GL_TUNE_ZEN, a, b)
+#define GL_FOR_EACH_TUNE(X, a, b)                                                                  \
+    X(default, GL_TUNE_DEFAULT, a, b) X(zen, GL_TUNE_ZEN, a, b) X(zen4, GL_TUNE_ZEN4, a, b)
 
 /* For a matrix-product body impl(w, w_row_bytes, x, x_stride, y, y_stride,
  * n, r0, r1, nb, tune) (always inline, tune a compile-time constant):
@@ -56,26 +68,32 @@ typedef struct gl_tune_params {
     uint8_t x8_streams; /* row groups per thread in lockstep (Q4_0x8/x16, Q8_0x8/x16) */
     /* the K-quant super-block layouts (Q4_Kx8/x16, Q5_Kx16, Q6_Kx8/x16) */
     uint16_t kx_far, kx_near;
-    uint8_t ymm; /* AVX-512 backend: 256-bit Q4_0 / Q8_0 decode products by default */
+    uint8_t ymm; /* AVX-512 backend: which 256-bit products (enum gl_tune_width) */
 } gl_tune_params;
 
 /* The numbers, each measured (bench/RESULTS.md, "tune"): the default on
  * Intel Sapphire Rapids, zen on an AMD EPYC Zen 5 (family 1Ah), where
  * prefetcht1 slowed every stream (Q4_0x16 1 thread: 28 against 34-36 GB/s
- * with prefetcht0, probe 34-35). Static and constant: kernels index it with a constant tune, so the
+ * with prefetcht0, probe 34-35). zen4 on an AMD EPYC Zen 4 (family 19h
+ * model 11h), where it is the other way round: zen's prefetcht0 streams
+ * took every product to 41-57 % of the probe, the default's prefetcht1 to
+ * 66-79 %, and Q4_0 streams faster still over the 8-row layout (Q4_0x8
+ * 82-96 % against Q4_0x16 66-71 %, 1 and 2 threads; Q8_0x8 did not pay).
+ * Static and constant: kernels index it with a constant tune, so the
  * compiler folds each field into the instruction stream. */
 static const gl_tune_params gl_tunes[GL_TUNE_COUNT] = {
     [GL_TUNE_DEFAULT] = { "default", "tuned on Intel Sapphire Rapids; every CPU not listed", 4096,
-                          1024, 0, 0, 4, 8192, 2048, 0 },
-    [GL_TUNE_ZEN] = { "zen", "AMD Zen 4 / Zen 5", 2048, 1024, 1, 1, 4, 4096, 2048, 0 },
+                          1024, 0, 0, 4, 8192, 2048, GL_YMM_NONE },
+    [GL_TUNE_ZEN] = { "zen", "AMD Zen 5", 2048, 1024, 1, 1, 4, 4096, 2048, GL_YMM_NONE },
+    [GL_TUNE_ZEN4] = { "zen4", "AMD Zen 4", 4096, 1024, 0, 0, 4, 8192, 2048, GL_YMM_Q4_0 },
 };
 
-/* A tune as chosen: the preset and the product width (ymm: 256-bit). */
+/* A tune as chosen: the preset and the product widths (enum gl_tune_width). */
 typedef struct gl_tune {
     uint8_t id, ymm;
 } gl_tune;
 
-/* Parses "NAME[+ymm|+zmm]". */
+/* Parses "NAME[+ymm|+ymm-q4_0|+zmm]". */
 gl_status gl_tune_parse(const char *s, gl_tune *t, gl_error *err);
 /* The tune kernel tables get without an explicit one: GENLOOP_TUNE when
  * set (a bad one fails here), else the CPU's (gl_cpu_tune_arch). */

@@ -10,7 +10,7 @@
  *   checkkernels [--seed N] [--backend NAME] [--slot PREFIX] [--tune NAME] [-v] [--bench]
  *
  * Every backend runs under every decode tune (src/tune.h: each preset with
- * 512- and 256-bit products): after the first, a tune's table is checked
+ * each product width, enum gl_tune_width): after the first, a tune's table is checked
  * where it has kernels no earlier tune had, so every instance is compared
  * with generic, with the same inputs. --tune checks one tune only.
  *
@@ -2296,8 +2296,8 @@ int main(int argc, char **argv)
     int ran[16] = { 0 };
     gl_kernels tabs[16];
     /* the tunes: this CPU's first (its table is the one --bench times), then
-     * every preset with 512- and 256-bit products */
-    gl_tune tunes[2 * GL_TUNE_COUNT + 1];
+     * every preset with each of its product widths (enum gl_tune_width) */
+    gl_tune tunes[GL_YMM_COUNT * GL_TUNE_COUNT + 1];
     int n_tunes = 0;
     if (opt.tune) {
         if (gl_tune_parse(opt.tune, &tunes[n_tunes++], &err) != GL_OK) {
@@ -2310,7 +2310,7 @@ int main(int argc, char **argv)
             return 2;
         }
         for (int i = 0; i < GL_TUNE_COUNT; i++)
-            for (int y = 0; y < 2; y++)
+            for (int y = 0; y < GL_YMM_COUNT; y++)
                 if (tunes[0].id != i || tunes[0].ymm != y)
                     tunes[n_tunes++] = (gl_tune){ (uint8_t)i, (uint8_t)y };
     }
@@ -2327,7 +2327,7 @@ int main(int argc, char **argv)
             continue;
         }
         const int is_gen = !strcmp(names[bi], "generic");
-        gl_kernels earlier[2 * GL_TUNE_COUNT + 1];
+        gl_kernels earlier[GL_YMM_COUNT * GL_TUNE_COUNT + 1];
         for (int ti = 0; ti < n_tunes; ti++) {
             gl_kernels *k = ti ? &earlier[ti] : &tabs[bi];
             if (gl_kernels_init_tuned(k, names[bi], tunes[ti], &err) != GL_OK) {

@@ -308,13 +308,15 @@ Test(api, backend_from_the_environment)
     free(r);
 }
 
-/* GENLOOP_TUNE picks the decode tune (src/tune.h): every preset, with 512-
- * and 256-bit products, gives the same logits bit for bit on every backend
+/* GENLOOP_TUNE picks the decode tune (src/tune.h): every preset, with each
+ * product width, gives the same logits bit for bit on every backend
  * and thread count (the tunes change prefetches, streams and layouts, never
  * arithmetic); a bad name fails the load naming the presets. */
 Test(api, tune_from_the_environment)
 {
-    const char *tunes[] = { "default", "default+ymm", "zen", "zen+ymm", "zen+zmm" };
+    const char *tunes[] = { "default", "default+ymm", "zen",      "zen+ymm",
+                            "zen+zmm", "zen4",        "zen4+zmm", "default+ymm-q4_0" };
+    const int n_tunes = sizeof tunes / sizeof tunes[0];
     const char *models[] = { "stories260K-mixQ4_0", "stories260K-mixQ8_0" };
     const int32_t ids[8] = { 1, 403, 407, 261, 378, 432, 383, 286 };
     const char *names[16];
@@ -324,7 +326,7 @@ Test(api, tune_from_the_environment)
             if (gl_backend_check(names[b], NULL) != GL_OK)
                 continue;
             float *ref = NULL;
-            for (int t = 0; t < 5; t++)
+            for (int t = 0; t < n_tunes; t++)
                 for (int nth = 1; nth <= 2; nth++) {
                     setenv("GENLOOP_TUNE", tunes[t], 1);
                     cr_expect_str_eq(gl_tune_default(), tunes[t]);
@@ -358,6 +360,14 @@ Test(api, tune_from_the_environment)
 #if defined(__x86_64__) || defined(__i386__)
     cr_expect(strstr(desc, "256-bit") && strstr(desc, "prefetcht0"), "%s", desc);
 #endif
+    cr_expect_eq(gl_tune_describe("zen4", desc, sizeof desc, &err), GL_OK, "%s", err.msg);
+#if defined(__x86_64__) || defined(__i386__)
+    cr_expect(strstr(desc, "Zen 4") && strstr(desc, "prefetcht1") &&
+                  strstr(desc, "256-bit Q4_0, 512-bit Q8_0"),
+              "%s", desc);
+#endif
+    cr_expect_eq(gl_tune_describe("zen+ymm-q4_0", desc, sizeof desc, &err), GL_OK, "%s", err.msg);
+    cr_expect(strstr(desc, "zen+ymm-q4_0"), "%s", desc);
     setenv("GENLOOP_TUNE", "no-such-core", 1);
     gl_model *m;
     cr_expect_eq(gl_model_load(&m, model_path("stories260K"), NULL, &err), GL_ERR_ARG);

@@ -190,7 +190,10 @@ static void check_every_backend(const char *name)
     int ran = 0;
     for (int i = 0; i < nb; i++) {
         if (gl_backend_check(names[i], NULL) != GL_OK) {
-            cr_log_warn("%s: backend %s cannot run on this CPU: not checked", name, names[i]);
+            /* info, not warn: Criterion 2.4.1 exits with status 1 after any
+             * warning, which failed the suite on every CPU without one of
+             * the built backends (a Zen 4 has no AVX-VNNI) */
+            cr_log_info("%s: backend %s cannot run on this CPU: not checked", name, names[i]);
             continue;
         }
         check_model(name, names[i]);

@@ -292,10 +292,14 @@ GL_ALWAYS_INLINE __m256 gl_tanh8_ps(__m256 y)
  *    2 KiB: 98 %, 4 KiB: 101 %, 8 KiB: 98 %; end to end (TinyLlama Q4_0
  *    decode, 2 threads) adding the L1 one took the products from ~23.1 to
  *    ~24.2 GB/s.
- *  - zen (AMD Zen 4 / 5): both prefetcht0, 2 KiB and 1 KiB ahead. On a Zen 5
+ *  - zen (AMD Zen 5): both prefetcht0, 2 KiB and 1 KiB ahead. On a Zen 5
  *    prefetcht1 only fills L2 and slowed every stream: AVX-512 Q4_0x16, 1
  *    thread, 28 GB/s with the default, 34-36 with these (probe 34-35);
- *    t0 at 4 / 8 KiB or alone at 2 KiB was slower (bench/RESULTS.md). */
+ *    t0 at 4 / 8 KiB or alone at 2 KiB was slower (bench/RESULTS.md).
+ *  - zen4 (AMD Zen 4): the default's. There prefetcht0 far ahead was the
+ *    slowest choice (zen's numbers or 4 KiB: Q4_0x8 1 thread 46-57 % of
+ *    the probe against 88-96 %; prefetchnta as slow), t2 the same as t1,
+ *    8 KiB or no near prefetch no better, none at all 46-66 %. */
 GL_ALWAYS_INLINE void gl_prefetch_far(const int tune, const char *p)
 {
     if (gl_tunes[tune].far_t0)
