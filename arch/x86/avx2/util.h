@@ -297,7 +297,7 @@ GL_ALWAYS_INLINE __m256 gl_tanh8_ps(__m256 y)
  *    thread, 28 GB/s with the default, 34-36 with these (probe 34-35);
  *    t0 at 4 / 8 KiB or alone at 2 KiB was slower (bench/RESULTS.md).
  *  - zen4 (AMD Zen 4): the default's. There prefetcht0 far ahead was the
- *    slowest choice (zen's numbers or 4 KiB: Q4_0x8 1 thread 46-57 % of
+ *    slowest choice (zen's numbers or 4 KiB: Q4_0x8 1 thread 47-57 % of
  *    the probe against 88-96 %; prefetchnta as slow), t2 the same as t1,
  *    8 KiB or no near prefetch no better, none at all 46-66 %. */
 GL_ALWAYS_INLINE void gl_prefetch_far(const int tune, const char *p)
