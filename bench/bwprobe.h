@@ -45,7 +45,8 @@ static double bw_now(void)
  * (the Q8_0 pairs of the default tune) and each tune's x8_streams (four:
  * on a Zen 5, 1 thread, four prefetcht0 streams read ~40 GB/s where eight
  * read ~30 and one plain stream ~33), so the roofline is the best of
- * them all. */
+ * them all. (zen4's decode reads one unprefetched stream per thread: the
+ * plain pass, the fastest on a Zen 4.) */
 enum { BW_STREAMS = 8, BW_STYLES = 1 + 2 * GL_TUNE_COUNT };
 
 /* Read style s: 0 one plain stream; else streams prefetched as *tune does,

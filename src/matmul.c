@@ -71,7 +71,7 @@ static void unit_rows(const gl_weight *w, int first, int u0, int u1, int *r0, in
  * (a 16-row group is a unit; 8-row groups make whole sets of it too); a
  * piece with a partial set reads its last groups as single streams
  * (TinyLlama Q4_0 with pieces of 14 and 5 units: 4-6 % slower than with 4,
- * the set of both tunes). */
+ * the set of the tunes with 4 streams). */
 enum { DECODE_PIECE_BYTES = 320 << 10 };
 
 static int decode_piece_units(const mm_task *t)

@@ -95,10 +95,15 @@ gl_status gl_tune_describe(const char *name, char *buf, size_t cap, gl_error *er
     return GL_OK;
 #endif
     snprintf(buf, cap,
-             "%s (%s): prefetch %s %u B + prefetcht0 %u B ahead%s, %u streams per thread, "
+             "%s (%s): %s%s %u B + prefetcht0 %u B ahead%s, %u stream%s per thread, "
              "K-quants %u + %u B ahead; %s decode products",
-             fmt, p->what, p->far_t0 ? "prefetcht0" : "prefetcht1", p->pf_far, p->pf_near,
-             p->pf_lines ? " once per line" : "", p->x8_streams, p->kx_far, p->kx_near,
+             fmt, p->what,
+             p->hw_decode ? "decode with hardware prefetch alone (AVX2 8-row K-quants "
+                            "excepted), prefill and batches "
+                          : "",
+             p->far_t0 ? "prefetcht0" : "prefetcht1", p->pf_far, p->pf_near,
+             p->pf_lines ? " once per line" : "", p->x8_streams, p->x8_streams == 1 ? "" : "s",
+             p->kx_far, p->kx_near,
              t.ymm == GL_YMM_ALL    ? "256-bit Q4_0/Q8_0"
              : t.ymm == GL_YMM_Q4_0 ? "256-bit Q4_0, 512-bit Q8_0"
                                     : "512-bit Q4_0/Q8_0");

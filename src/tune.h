@@ -69,23 +69,31 @@ typedef struct gl_tune_params {
     /* the K-quant super-block layouts (Q4_Kx8/x16, Q5_Kx16, Q6_Kx8/x16) */
     uint16_t kx_far, kx_near;
     uint8_t ymm; /* AVX-512 backend: which 256-bit products (enum gl_tune_width) */
+    /* 1: decode (one activation column) issues no software prefetch and
+     * leaves each stream to the hardware prefetcher, in every kernel over
+     * the 32-element layouts and the 16-row K-quant ones; the AVX2 8-row
+     * K-quant kernels keep theirs (kx8_tmpl.h KX_HW_PF), and so do the
+     * tiles of prefill and batched decode */
+    uint8_t hw_decode;
 } gl_tune_params;
 
 /* The numbers, each measured (bench/RESULTS.md, "tune"): the default on
  * Intel Sapphire Rapids, zen on an AMD EPYC Zen 5 (family 1Ah), where
  * prefetcht1 slowed every stream (Q4_0x16 1 thread: 28 against 34-36 GB/s
  * with prefetcht0, probe 34-35). zen4 on an AMD EPYC Zen 4 (family 19h
- * model 11h), where it is the other way round: zen's prefetcht0 streams
- * took every product to 41-57 % of the probe, the default's prefetcht1 to
- * 66-79 %, and Q4_0 streams faster still over the 8-row layout (Q4_0x8
- * 82-96 % against Q4_0x16 66-71 %, 1 and 2 threads; Q8_0x8 did not pay).
+ * model 11h), where any software prefetch in decode costs: one stream per
+ * thread with the hardware prefetcher alone read Q4_0x16 / Q8_0x16 /
+ * Q4_Kx16 / Q6_Kx16 at 87-102 / 88-104 / 74-87 / 77-89 % of the probe (1
+ * thread) against 65-84 % with the default's 4 prefetched streams, zen's
+ * prefetcht0 streams 41-57 %; 2 or 4 unprefetched streams 46-96 %, below
+ * one on every product.
  * Static and constant: kernels index it with a constant tune, so the
  * compiler folds each field into the instruction stream. */
 static const gl_tune_params gl_tunes[GL_TUNE_COUNT] = {
     [GL_TUNE_DEFAULT] = { "default", "tuned on Intel Sapphire Rapids; every CPU not listed", 4096,
-                          1024, 0, 0, 4, 8192, 2048, GL_YMM_NONE },
-    [GL_TUNE_ZEN] = { "zen", "AMD Zen 5", 2048, 1024, 1, 1, 4, 4096, 2048, GL_YMM_NONE },
-    [GL_TUNE_ZEN4] = { "zen4", "AMD Zen 4", 4096, 1024, 0, 0, 4, 8192, 2048, GL_YMM_Q4_0 },
+                          1024, 0, 0, 4, 8192, 2048, GL_YMM_NONE, 0 },
+    [GL_TUNE_ZEN] = { "zen", "AMD Zen 5", 2048, 1024, 1, 1, 4, 4096, 2048, GL_YMM_NONE, 0 },
+    [GL_TUNE_ZEN4] = { "zen4", "AMD Zen 4", 4096, 1024, 0, 0, 1, 8192, 2048, GL_YMM_NONE, 1 },
 };
 
 /* A tune as chosen: the preset and the product widths (enum gl_tune_width). */

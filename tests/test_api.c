@@ -353,7 +353,7 @@ Test(api, tune_from_the_environment)
                 }
             free(ref);
         }
-    char desc[256];
+    char desc[384];
     gl_error err;
     cr_expect_eq(gl_tune_describe("zen+ymm", desc, sizeof desc, &err), GL_OK, "%s", err.msg);
     cr_expect(strstr(desc, "zen+ymm"), "%s", desc);
@@ -362,8 +362,8 @@ Test(api, tune_from_the_environment)
 #endif
     cr_expect_eq(gl_tune_describe("zen4", desc, sizeof desc, &err), GL_OK, "%s", err.msg);
 #if defined(__x86_64__) || defined(__i386__)
-    cr_expect(strstr(desc, "Zen 4") && strstr(desc, "prefetcht1") &&
-                  strstr(desc, "256-bit Q4_0, 512-bit Q8_0"),
+    cr_expect(strstr(desc, "Zen 4") && strstr(desc, "hardware prefetch alone") &&
+                  strstr(desc, "1 stream per thread") && strstr(desc, "512-bit Q4_0/Q8_0"),
               "%s", desc);
 #endif
     cr_expect_eq(gl_tune_describe("zen+ymm-q4_0", desc, sizeof desc, &err), GL_OK, "%s", err.msg);

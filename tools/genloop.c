@@ -666,7 +666,7 @@ static int cmd_info(int argc, char **argv)
     }
     printf("\nbackend: %s\n", o.backend ? o.backend : gl_backend_default());
     {
-        char tune[256];
+        char tune[384];
         gl_error terr;
         printf("cpu: %s\n", gl_cpu_model());
         if (gl_tune_describe(gl_tune_default(), tune, sizeof tune, &terr) == GL_OK)

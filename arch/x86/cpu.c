@@ -82,10 +82,11 @@ void gl_cpu_identify_arch(gl_cpu_id *id)
 /* Zen 5 and later (family 1Ah on) take the zen tune: there the decode
  * products stream 20-30 % faster with prefetcht0 at shorter distances than
  * with the default's prefetcht1 into L2. Zen 4 (family 19h with AVX-512;
- * Zen 3, the same family, has none) takes zen4: on it zen's prefetcht0
- * streams were the slowest of all and prefetcht1 at the default's
- * distances the fastest, with Q4_0 over the 8-row layout (measured on an
- * EPYC family 19h model 11h, bench/RESULTS.md). Every other CPU keeps the
+ * Zen 3, the same family, has none) takes zen4: on it every software
+ * prefetch in decode slowed the stream (zen's prefetcht0 most) and one
+ * stream per thread with the hardware prefetcher alone was the fastest
+ * (measured on an EPYC family 19h model 11h, bench/RESULTS.md, src/tune.h).
+ * Every other CPU keeps the
  * default, tuned on Intel Sapphire Rapids; Zen 1-3 are unmeasured with
  * the zen tunes. */
 int gl_cpu_tune_arch(const gl_cpu_id *id, uint32_t flags)

@@ -125,6 +125,7 @@ GL_ALWAYS_INLINE void kx_q5_lohi8(__m256i v, __m256i h, int i, __m256i *lo, __m2
 typedef struct kx_pf {
     const char *l2, *l1;
     int far_t0; /* the far (l2) lines with prefetcht0: the tune's far_t0, a constant */
+    int none;   /* no prefetch at all (a constant): the tune's hw_decode */
 } kx_pf;
 
 /* the line at offset off of the blocks pf points at (whole blocks ahead),
@@ -133,6 +134,8 @@ typedef struct kx_pf {
  * a block would pay */
 GL_ALWAYS_INLINE void kx_pf_line(const kx_pf *pf, size_t off)
 {
+    if (pf->none)
+        return;
     gl_prefetch_in_order(pf->l2 + off, pf->far_t0);
     gl_prefetch_in_order(pf->l1 + off, 1);
 }
@@ -143,6 +146,8 @@ GL_ALWAYS_INLINE void kx_pf_line(const kx_pf *pf, size_t off)
  * start. */
 GL_ALWAYS_INLINE void kx_pf_starts(const kx_pf *pf, size_t off, int n)
 {
+    if (pf->none)
+        return;
     const uintptr_t a2 = ((uintptr_t)pf->l2 + off + 63) & ~(uintptr_t)63;
     const uintptr_t a1 = ((uintptr_t)pf->l1 + off + 63) & ~(uintptr_t)63;
     for (int m = 0; m < n; m++) {
@@ -152,6 +157,8 @@ GL_ALWAYS_INLINE void kx_pf_starts(const kx_pf *pf, size_t off, int n)
 }
 GL_ALWAYS_INLINE void kx_pf_nth(const kx_pf *pf, size_t off, size_t end, int i)
 {
+    if (pf->none)
+        return;
     const uintptr_t a2 = (((uintptr_t)pf->l2 + off + 63) & ~(uintptr_t)63) + 64 * (size_t)i;
     const uintptr_t a1 = (((uintptr_t)pf->l1 + off + 63) & ~(uintptr_t)63) + 64 * (size_t)i;
     if (a2 < (uintptr_t)pf->l2 + end)
@@ -162,6 +169,8 @@ GL_ALWAYS_INLINE void kx_pf_nth(const kx_pf *pf, size_t off, size_t end, int i)
 
 GL_ALWAYS_INLINE void kx_pf_part(const kx_pf *pf, int part, int nparts, size_t bytes)
 {
+    if (pf->none)
+        return;
     const size_t lines = (bytes + 63) / 64;
     for (size_t l = lines * (size_t)part / (size_t)nparts;
          l < lines * (size_t)(part + 1) / (size_t)nparts; l++) {

@@ -47,8 +47,9 @@
  * output is bit-identical to generic's for any r0 / r1 and nb. Loop order
  * as in x8_tmpl.h: chunk of KX_KB super-blocks (between chunks a row's sum
  * waits in y as a float: exact), panel of groups (~512 KB), column tile,
- * group; one column (decode): KX_NG groups in lockstep, each a prefetched
- * stream. */
+ * group; one column (decode): the tune's x8_streams groups in lockstep (at
+ * most KX_NG), each a prefetched stream (or, KX_HW_PF, left to the
+ * hardware prefetcher). */
 
 #ifndef KX_KB
 #define KX_KB 64
@@ -97,6 +98,15 @@
 #endif
 #ifndef KX_PF_BLOCKS
 #define KX_PF_BLOCKS 0
+#endif
+/* KX_HW_PF: 1 where decode may leave the stream to the hardware
+ * prefetcher when the tune says so (src/tune.h hw_decode): the 16-row
+ * AVX-512 kernels (kx16_kv.h). The 8-row ones, whose bodies run near
+ * DRAM's pace, keep their prefetches: on a Zen 4 without them AVX2 Q6_Kx8
+ * read 31-44 % of the probe against 77-81 % with them (one stream; Q4_Kx8
+ * 76-84 % either way). */
+#ifndef KX_HW_PF
+#define KX_HW_PF 0
 #endif
 #ifndef KX_ROWS
 #define KX_ROWS                         8
@@ -160,7 +170,8 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const uint8_t *ub, const block_
 #if KX_TILE_PF_KQ
         if (stream) {
             const kx_pf pf = { (const char *)blk + gl_tunes[tune].kx_far,
-                               (const char *)blk + gl_tunes[tune].kx_near, gl_tunes[tune].far_t0 };
+                               (const char *)blk + gl_tunes[tune].kx_near, gl_tunes[tune].far_t0,
+                               0 };
             kx_pf_part(&pf, 0, 1, sizeof(KX_WBLK));
         }
 #else
@@ -225,12 +236,13 @@ GL_ALWAYS_INLINE void KX_MULTI(const char *w, size_t gb, const block_q8_K *xs, c
 #endif
             const kx_pf pf = { w + (size_t)g * gb + gl_pf_ahead(at, far, gbytes, skip),
                                w + (size_t)g * gb + gl_pf_ahead(at, near, gbytes, skip),
-                               gl_tunes[tune].far_t0 };
+                               gl_tunes[tune].far_t0, KX_HW_PF && gl_tunes[tune].hw_decode };
             KX_ISUMS_PF(blk, xq[0], xpp[0], &isum, &imin, &pf);
 #else
             /* prefetch a block's worth per stream, spread over the groups */
-            gl_prefetch_streams(tune, w + (size_t)g * gb, 0, 1, (size_t)b * sizeof(KX_WBLK),
-                                sizeof(KX_WBLK), gbytes, skip);
+            if (!(KX_HW_PF && gl_tunes[tune].hw_decode))
+                gl_prefetch_streams(tune, w + (size_t)g * gb, 0, 1, (size_t)b * sizeof(KX_WBLK),
+                                    sizeof(KX_WBLK), gbytes, skip);
             KX_ISUMS(blk, xq, xpp, &isum, &imin, 1);
 #endif
             acc[g] = KX_CAT(KX_NAME, _step)(acc[g], isum, imin, blk, xp[b].dx);
@@ -387,10 +399,12 @@ GL_ALWAYS_INLINE void KX_IMPL(const void *w, size_t w_row_bytes, const void *x, 
         kx_col_prep(xs, nsb, xp1);
         if (r0 < f0 * KX_ROWS)
             KX_ROWS_G(w, w_row_bytes, x, x_stride, y, y_stride, n, r0, f0 * KX_ROWS, 1, tune);
+        /* the tune's streams per thread, at most KX_NG */
+        const int ng = gl_tunes[tune].x8_streams < KX_NG ? gl_tunes[tune].x8_streams : KX_NG;
         int g = f0;
-        for (; g + KX_NG <= f1; g += KX_NG)
+        for (; g + ng <= f1; g += ng)
             KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
-                     y + (size_t)g * KX_ROWS, tune, KX_NG);
+                     y + (size_t)g * KX_ROWS, tune, ng);
         for (; g < f1; g++)
             KX_MULTI((const char *)w + (size_t)g * w_row_bytes, w_row_bytes, xs, xp1, nsb,
                      y + (size_t)g * KX_ROWS, tune, 1);
@@ -429,6 +443,7 @@ GL_TUNED_MATMULS(KX_LINK, KX_NAME, KX_IMPL)
 #undef KX_ROWS
 #undef KX_TILE_PF_KQ
 #undef KX_PF_BLOCKS
+#undef KX_HW_PF
 #undef KV_PS
 #undef KV_EPI32
 #undef KV_ZERO_PS

@@ -296,10 +296,13 @@ GL_ALWAYS_INLINE __m256 gl_tanh8_ps(__m256 y)
  *    prefetcht1 only fills L2 and slowed every stream: AVX-512 Q4_0x16, 1
  *    thread, 28 GB/s with the default, 34-36 with these (probe 34-35);
  *    t0 at 4 / 8 KiB or alone at 2 KiB was slower (bench/RESULTS.md).
- *  - zen4 (AMD Zen 4): the default's. There prefetcht0 far ahead was the
- *    slowest choice (zen's numbers or 4 KiB: Q4_0x8 1 thread 47-57 % of
- *    the probe against 88-96 %; prefetchnta as slow), t2 the same as t1,
- *    8 KiB or no near prefetch no better, none at all 46-66 %. */
+ *  - zen4 (AMD Zen 4): none in decode (the tune's hw_decode, one stream
+ *    per thread), the default's in the tiles. Among prefetched streams
+ *    prefetcht0 far ahead was the slowest (zen's numbers or 4 KiB: Q4_0x8
+ *    1 thread 47-57 % of the probe against 88-96 %; prefetchnta as slow),
+ *    t2 the same as t1; with four streams no prefetch read 46-66 %, but
+ *    one unprefetched stream read Q4_0x16 / Q8_0x16 at 87-102 / 88-104 %
+ *    where four prefetched ones read 71-74 / 71-84 %. */
 GL_ALWAYS_INLINE void gl_prefetch_far(const int tune, const char *p)
 {
     if (gl_tunes[tune].far_t0)

@@ -203,6 +203,10 @@ GL_ALWAYS_INLINE void X8_MULTI(const char *w, size_t gb, const X8_ABLK *xs, cons
      * the prefetches spread between the loads instead of one burst per
      * block. */
     int b = 0;
+    /* the tune's hw_decode (src/tune.h): the hardware prefetcher alone */
+    if (gl_tunes[tune].hw_decode)
+        for (; b < kn; b++)
+            X8_BLOCK(b, (void)0);
 #if X8_SPREAD_PF
     enum { X8_LB = GL_LINE_BLOCKS(sizeof(X8_WBLK)), X8_SPAN = X8_LB * sizeof(X8_WBLK) / 64 };
     if (gl_tunes[tune].pf_lines && (uintptr_t)w % 64 == 0 && gb % 64 == 0)

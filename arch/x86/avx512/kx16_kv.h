@@ -7,7 +7,11 @@
  * TinyLlama batch-8 decode Q4_K_M 1 thread +10 %, Q6_K +4 %, prefill
  * unchanged; the AVX2 8-row layouts, compute-bound, lost up to 9 % at
  * batch 4 that way (bench/RESULTS.md 2026-12-03). */
-#define KX_TILE_PF_KQ                   1
+#define KX_TILE_PF_KQ 1
+/* decode may leave the stream to the hardware prefetcher (the tune's
+ * hw_decode): on a Zen 4, 1 thread, Q4_Kx16 74-87 % and Q6_Kx16 77-89 % of
+ * the probe against 65-72 % with 4 prefetched streams */
+#define KX_HW_PF                        1
 #define KV_PS                           __m512
 #define KV_EPI32                        __m512i
 #define KV_ZERO_PS()                    _mm512_setzero_ps()
