@@ -86,9 +86,8 @@ void gl_cpu_identify_arch(gl_cpu_id *id)
  * prefetch in decode slowed the stream (zen's prefetcht0 most) and one
  * stream per thread with the hardware prefetcher alone was the fastest
  * (measured on an EPYC family 19h model 11h, bench/RESULTS.md, src/tune.h).
- * Every other CPU keeps the
- * default, tuned on Intel Sapphire Rapids; Zen 1-3 are unmeasured with
- * the zen tunes. */
+ * Every other CPU keeps the default, tuned on Intel Sapphire Rapids; Zen
+ * 1-3 are unmeasured with the zen tunes. */
 int gl_cpu_tune_arch(const gl_cpu_id *id, uint32_t flags)
 {
     const int amd = !strcmp(id->vendor, "AuthenticAMD");
