@@ -103,7 +103,7 @@
  * prefetcher when the tune says so (src/tune.h hw_decode): the 16-row
  * AVX-512 kernels (kx16_kv.h). The 8-row ones, whose bodies run near
  * DRAM's pace, keep their prefetches: on a Zen 4 without them AVX2 Q6_Kx8
- * read 31-44 % of the probe against 77-81 % with them (one stream; Q4_Kx8
+ * read 31-46 % of the probe against 77-81 % with them (one stream; Q4_Kx8
  * 76-84 % either way). */
 #ifndef KX_HW_PF
 #define KX_HW_PF 0
