@@ -65,7 +65,7 @@ typedef struct gl_tune_params {
     uint16_t pf_far, pf_near;
     uint8_t far_t0;
     uint8_t pf_lines;   /* each line of a block's range once (else every 64 bytes from its start) */
-    uint8_t x8_streams; /* row groups per thread in lockstep (Q4_0x8/x16, Q8_0x8/x16) */
+    uint8_t x8_streams; /* row groups per thread in decode lockstep, every x8/x16 layout */
     /* the K-quant super-block layouts (Q4_Kx8/x16, Q5_Kx16, Q6_Kx8/x16) */
     uint16_t kx_far, kx_near;
     uint8_t ymm; /* AVX-512 backend: which 256-bit products (enum gl_tune_width) */
