@@ -94,18 +94,28 @@ gl_status gl_tune_describe(const char *name, char *buf, size_t cap, gl_error *er
              p->what);
     return GL_OK;
 #endif
-    snprintf(buf, cap,
-             "%s (%s): %s%s %u B + prefetcht0 %u B ahead%s, %u stream%s per thread, "
-             "K-quants %u + %u B ahead; %s decode products",
-             fmt, p->what,
-             p->hw_decode ? "decode with hardware prefetch alone (AVX2 8-row K-quants "
-                            "excepted), prefill and batches "
-                          : "",
-             p->far_t0 ? "prefetcht0" : "prefetcht1", p->pf_far, p->pf_near,
-             p->pf_lines ? " once per line" : "", p->x8_streams, p->x8_streams == 1 ? "" : "s",
-             p->kx_far, p->kx_near,
-             t.ymm == GL_YMM_ALL    ? "256-bit Q4_0/Q8_0"
-             : t.ymm == GL_YMM_Q4_0 ? "256-bit Q4_0, 512-bit Q8_0"
-                                    : "512-bit Q4_0/Q8_0");
+    const char *far = p->far_t0 ? "prefetcht0" : "prefetcht1";
+    const char *width = t.ymm == GL_YMM_ALL    ? "256-bit Q4_0/Q8_0"
+                        : t.ymm == GL_YMM_Q4_0 ? "256-bit Q4_0, 512-bit Q8_0"
+                                               : "512-bit Q4_0/Q8_0";
+    char both[96], tiles[112];
+    snprintf(both, sizeof both, "%s %u B + prefetcht0 %u B ahead%s, K-quants %u + %u B", far,
+             p->pf_far, p->pf_near, p->pf_lines ? " once per line" : "", p->kx_far, p->kx_near);
+    if (p->tile_far)
+        snprintf(tiles, sizeof tiles, "%s %u B ahead (K-quants %u B), each line once", far,
+                 p->pf_far, p->kx_far);
+    else
+        snprintf(tiles, sizeof tiles, "%s", both);
+    if (p->hw_decode)
+        snprintf(buf, cap,
+                 "%s (%s): decode with hardware prefetch alone (AVX2 8-row K-quants %s %u + "
+                 "prefetcht0 %u B ahead), %u stream%s per thread; prefill and batches %s; %s "
+                 "decode products",
+                 fmt, p->what, far, p->kx_far, p->kx_near, p->x8_streams,
+                 p->x8_streams == 1 ? "" : "s", tiles, width);
+    else
+        snprintf(buf, cap, "%s (%s): %s, %u stream%s per thread%s%s; %s decode products", fmt,
+                 p->what, both, p->x8_streams, p->x8_streams == 1 ? "" : "s",
+                 p->tile_far ? "; prefill and batches " : "", p->tile_far ? tiles : "", width);
     return GL_OK;
 }

@@ -75,6 +75,11 @@ typedef struct gl_tune_params {
      * K-quant kernels keep theirs (kx8_tmpl.h KX_HW_PF), and so do the
      * tiles of prefill and batched decode */
     uint8_t hw_decode;
+    /* 1: the tiles of prefill and batched decode prefetch each weight line
+     * once, far ahead (pf_far, K-quants kx_far, with the far hint), instead
+     * of far and near: a tile computes long enough on each block that the
+     * near copy only adds a burst of prefetches that holds it up */
+    uint8_t tile_far;
 } gl_tune_params;
 
 /* The numbers, each measured (bench/RESULTS.md, "tune"): the default on
@@ -91,9 +96,9 @@ typedef struct gl_tune_params {
  * compiler folds each field into the instruction stream. */
 static const gl_tune_params gl_tunes[GL_TUNE_COUNT] = {
     [GL_TUNE_DEFAULT] = { "default", "tuned on Intel Sapphire Rapids; every CPU not listed", 4096,
-                          1024, 0, 0, 4, 8192, 2048, GL_YMM_NONE, 0 },
-    [GL_TUNE_ZEN] = { "zen", "AMD Zen 5", 2048, 1024, 1, 1, 4, 4096, 2048, GL_YMM_NONE, 0 },
-    [GL_TUNE_ZEN4] = { "zen4", "AMD Zen 4", 4096, 1024, 0, 0, 1, 8192, 2048, GL_YMM_NONE, 1 },
+                          1024, 0, 0, 4, 8192, 2048, GL_YMM_NONE, 0, 0 },
+    [GL_TUNE_ZEN] = { "zen", "AMD Zen 5", 2048, 1024, 1, 1, 4, 4096, 2048, GL_YMM_NONE, 0, 0 },
+    [GL_TUNE_ZEN4] = { "zen4", "AMD Zen 4", 4096, 1024, 0, 0, 1, 8192, 2048, GL_YMM_NONE, 1, 1 },
 };
 
 /* A tune as chosen: the preset and the product widths (enum gl_tune_width). */

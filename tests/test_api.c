@@ -363,7 +363,9 @@ Test(api, tune_from_the_environment)
     cr_expect_eq(gl_tune_describe("zen4", desc, sizeof desc, &err), GL_OK, "%s", err.msg);
 #if defined(__x86_64__) || defined(__i386__)
     cr_expect(strstr(desc, "Zen 4") && strstr(desc, "hardware prefetch alone") &&
-                  strstr(desc, "1 stream per thread") && strstr(desc, "512-bit Q4_0/Q8_0"),
+                  strstr(desc, "1 stream per thread") && strstr(desc, "512-bit Q4_0/Q8_0") &&
+                  strstr(desc, "prefill and batches prefetcht1 4096 B ahead (K-quants 8192 B), "
+                               "each line once"),
               "%s", desc);
 #endif
     cr_expect_eq(gl_tune_describe("zen+ymm-q4_0", desc, sizeof desc, &err), GL_OK, "%s", err.msg);

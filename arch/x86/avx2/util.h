@@ -19,6 +19,13 @@
 #endif
 
 #define GL_ALWAYS_INLINE static inline __attribute__((always_inline))
+/* a function gcc must neither inline nor clone for constant arguments
+ * (clang has no such cloning, nor the attribute) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GL_NOINLINE_NOIPA __attribute__((noinline, noipa))
+#else
+#define GL_NOINLINE_NOIPA __attribute__((noinline))
+#endif
 
 /* Horizontal sum of 8 floats in one fixed order: (lo128 + hi128), then
  * (0+2, 1+3), then (0 + 1). Every float kernel that reduces lanes uses this

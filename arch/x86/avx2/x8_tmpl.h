@@ -131,9 +131,16 @@ GL_ALWAYS_INLINE void X8_TILE(const X8_WBLK *wb, const X8_ABLK *const *xs,
         const X8_WBLK *blk = wb + b;
         /* the first column tile over a panel reads it from DRAM: help the
          * stream along (batch 8 decode: 85 -> 173 tok/s); later tiles hit L2 */
-        if (stream)
+        if (stream && gl_tunes[tune].tile_far) {
+            /* the tune's tile_far: each line once, far ahead */
+            for (int g = 0; g < X8_TS; g++)
+                for (size_t o = 0; o < sizeof(X8_WBLK); o += 64)
+                    gl_prefetch_far(tune,
+                                    (const char *)blk + (size_t)g * gb + gl_tunes[tune].pf_far + o);
+        } else if (stream) {
             gl_prefetch_streams(tune, (const char *)blk, gb, X8_TS, 0, sizeof(X8_WBLK), SIZE_MAX,
                                 0);
+        }
         const int8_t *xq[X8_C];
         XV_EPI32 isum[X8_C];
 #pragma GCC unroll 16
