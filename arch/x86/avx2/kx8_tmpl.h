@@ -47,9 +47,10 @@
  * output is bit-identical to generic's for any r0 / r1 and nb. Loop order
  * as in x8_tmpl.h: chunk of KX_KB super-blocks (between chunks a row's sum
  * waits in y as a float: exact), panel of groups (~512 KB), column tile,
- * group; one column (decode): the tune's x8_streams groups in lockstep (at
- * most KX_NG), each a prefetched stream (or, KX_HW_PF, left to the
- * hardware prefetcher). */
+ * group; batches of at most KX_SB columns (_rows_s): chunk of KX_KB_S,
+ * group, its column tiles; one column (decode): the tune's x8_streams
+ * groups in lockstep (at most KX_NG), each a prefetched stream (or,
+ * KX_HW_PF, left to the hardware prefetcher). */
 
 #ifndef KX_KB
 #define KX_KB 64
