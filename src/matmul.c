@@ -263,9 +263,13 @@ static void matmul_jobs(gl_ctx *c, const float *x, int n, int nb, const gl_weigh
      * and every call repeats per-column setup) */
     t.own_units = nb > 2 ? units : decode_piece_units(&t);
     uint64_t bytes = 0; /* for a traced run's breakdown (gl_threadpool_tag) */
-    for (int j = 0; j < t.n_jobs; j++)
+    gl_trace_kind kind = { .n_in = n, .type = { -1, -1, -1 } };
+    for (int j = 0; j < t.n_jobs; j++) {
         bytes += (uint64_t)t.jobs[j].w->n_out * t.jobs[j].w->row_bytes;
-    gl_threadpool_tag(c->pool, bytes);
+        kind.type[j] = (int32_t)t.jobs[j].w->type;
+        kind.rows[j] = t.jobs[j].w->n_out;
+    }
+    gl_threadpool_tag(c->pool, bytes, &kind);
     gl_threadpool_run_sized(c->pool, mm_worker, &t, work);
 }
 

@@ -127,6 +127,26 @@ static void trace_end(gl_region_trace *t, int ith)
         t->end[ith].ns = trace_now();
 }
 
+/* A product region of ns nanoseconds into its kind's sums. */
+static void trace_kind(gl_region_trace *t, uint64_t ns)
+{
+    int i = 0;
+    while (i < t->n_kinds && memcmp(&t->kinds[i].kind, &t->next_kind, sizeof t->next_kind))
+        i++;
+    if (i == GL_TRACE_KINDS)
+        return;
+    gl_trace_kind_stats *k = &t->kinds[i];
+    if (i == t->n_kinds) {
+        t->n_kinds++;
+        k->kind = t->next_kind;
+    }
+    k->regions++;
+    k->ns += ns;
+    k->bytes += t->next_bytes;
+    if (k->n_samples < GL_TRACE_KIND_SAMPLES)
+        k->gbs[k->n_samples++] = ns ? (float)((double)t->next_bytes / (double)ns) : 0.0f;
+}
+
 /* The region began at t0 and ended now, run by nth threads: into the sums.
  * The workers' end times were written before their `done` increment, which
  * the caller has seen. */
@@ -137,6 +157,7 @@ static void trace_region(gl_region_trace *t, uint64_t t0, int nth)
     if (t->next_bytes) {
         t->product_ns += t1 - t0;
         t->product_bytes += t->next_bytes;
+        trace_kind(t, t1 - t0);
     } else {
         t->other_ns += t1 - t0;
     }
@@ -312,10 +333,12 @@ void gl_threadpool_set_trace(gl_threadpool *p, gl_region_trace *t)
     p->trace = t;
 }
 
-void gl_threadpool_tag(gl_threadpool *p, uint64_t bytes)
+void gl_threadpool_tag(gl_threadpool *p, uint64_t bytes, const gl_trace_kind *kind)
 {
-    if (p->trace)
+    if (p->trace) {
         p->trace->next_bytes = bytes;
+        p->trace->next_kind = *kind;
+    }
 }
 
 void gl_threadpool_set_prefetch(gl_threadpool *p, int ith, const void *ptr, size_t len)

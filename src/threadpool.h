@@ -47,14 +47,40 @@ int gl_threadpool_prefetch_runs(const gl_threadpool *p, int ith, const char **pt
  * Regions tagged with gl_threadpool_tag are matrix products (their bytes:
  * the weights they stream); the others are attention and the like. */
 enum { GL_TRACE_THREADS = 64 }; /* threads whose waits are counted */
+
+/* What a product region computes: up to three products sharing an input
+ * of n_in values (type -1: none), so the breakdown can name each kind of
+ * product and time it apart. In a model, one kind (the FFN's down
+ * projection, say) streaming slower than the rest is a kernel's or a
+ * shape's problem, not the machine's; the sums over all products hide it. */
+typedef struct gl_trace_kind {
+    int32_t n_in;
+    int32_t type[3]; /* GGUF tensor types */
+    int32_t rows[3];
+} gl_trace_kind;
+
+/* Kinds told apart (a model has ~6-12; products of further kinds count in
+ * the sums only), and each kind's regions whose GB/s are kept for its
+ * percentiles (the rest count in its sums only). */
+enum { GL_TRACE_KINDS = 16, GL_TRACE_KIND_SAMPLES = 8192 };
+typedef struct gl_trace_kind_stats {
+    gl_trace_kind kind;
+    uint64_t regions, ns, bytes;
+    uint32_t n_samples;
+    float gbs[GL_TRACE_KIND_SAMPLES]; /* each region's weight bytes per ns */
+} gl_trace_kind_stats;
+
 typedef struct gl_region_trace {
-    uint64_t regions;       /* regions run */
-    uint64_t product_ns;    /* wall time inside product regions */
-    uint64_t product_bytes; /* weight bytes those regions streamed */
-    uint64_t other_ns;      /* wall time inside other regions */
-    uint64_t wait_ns;       /* thread time idle inside regions: every thread waiting for the
-                               last one to finish (summed over threads) */
-    uint64_t next_bytes;    /* gl_threadpool_tag's tag, for the next region */
+    uint64_t regions;        /* regions run */
+    uint64_t product_ns;     /* wall time inside product regions */
+    uint64_t product_bytes;  /* weight bytes those regions streamed */
+    uint64_t other_ns;       /* wall time inside other regions */
+    uint64_t wait_ns;        /* thread time idle inside regions: every thread waiting for the
+                                last one to finish (summed over threads) */
+    uint64_t next_bytes;     /* gl_threadpool_tag's tag, for the next region */
+    gl_trace_kind next_kind; /* and its kind */
+    int n_kinds;
+    gl_trace_kind_stats kinds[GL_TRACE_KINDS]; /* per kind, in order of first appearance */
     struct {
         _Alignas(64) uint64_t ns;
     } end[GL_TRACE_THREADS]; /* scratch: when each thread finished the current region */
@@ -62,9 +88,9 @@ typedef struct gl_region_trace {
 
 /* Sets (or, with NULL, clears) the trace; set between regions only. */
 void gl_threadpool_set_trace(gl_threadpool *p, gl_region_trace *t);
-/* Marks the next region a product streaming `bytes` of weights (a no-op
- * unless tracing). */
-void gl_threadpool_tag(gl_threadpool *p, uint64_t bytes);
+/* Marks the next region a product of kind `kind` streaming `bytes` of
+ * weights (a no-op unless tracing). */
+void gl_threadpool_tag(gl_threadpool *p, uint64_t bytes, const gl_trace_kind *kind);
 
 /* Splits [0, n) into nth near-equal parts, each a multiple of `grain`
  * except the last; returns thread ith's part. */

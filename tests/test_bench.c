@@ -208,6 +208,18 @@ static double jnum_k(const char *json, int k, const char *key)
     return p ? strtod(p + strlen(pat), NULL) : NAN;
 }
 
+/* The number under the n-th (from 1) occurrence of key. */
+static double jnum_nth(const char *json, int n, const char *key)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = json;
+    for (int i = 0; i < n && p; i++)
+        if ((p = strstr(p, pat)))
+            p += strlen(pat);
+    return p ? strtod(p, NULL) : NAN;
+}
+
 /* The k-th object's number array under key. */
 static int jarr_k(const char *json, int k, const char *key, double *v, int cap)
 {
@@ -388,6 +400,26 @@ Test(bench_sweep, breakdown)
         const double sample = jnum_k(r.out, 1, "sample_ms");
         cr_expect(sample >= 0 && sample <= serial + 1e-3, "%s", r.out);
         cr_expect_geq(regions, 5 * 5 + 1, "%s", r.out);
+        /* the products by kind: stories260K's five (Q+K+V, output
+         * projection, gate+up, down, logits), each named by its types and
+         * shapes, their regions the product regions (four a layer and the
+         * logits), their times the products' time, percentiles in order */
+        cr_expect(strstr(r.out, "\"products\": [{\"kind\": \"") &&
+                      strstr(r.out, "\"kind\": \"F32 64x64 + F32 64x32 + F32 64x32\"") &&
+                      strstr(r.out, "\"kind\": \"F32 172x64\"") &&
+                      strstr(r.out, "\"kind\": \"F32 64x512\""),
+                  "%s", r.out);
+        double kind_regions = 0, kind_ms = 0;
+        for (int i = 1; i <= 5; i++) {
+            const double p10 = jnum_nth(r.out, i, "gbs_p10"), p50 = jnum_nth(r.out, i, "gbs_p50");
+            const double p90 = jnum_nth(r.out, i, "gbs_p90");
+            cr_expect(p10 > 0 && p10 <= p50 && p50 <= p90, "kind %d: %s", i, r.out);
+            /* the first "regions" is the breakdown's own, then one a kind */
+            kind_regions += jnum_nth(r.out, i + 1, "regions");
+            kind_ms += jnum_nth(r.out, i, "ms");
+        }
+        cr_expect_float_eq(kind_regions, 4 * 5 + 1, 1e-9, "%s", r.out); /* all but attention */
+        cr_expect(kind_ms <= prod * 1.01 + 1e-3 && kind_ms >= prod * 0.99 - 1e-3, "%s", r.out);
         if (t == 1)
             cr_expect_eq(wait, 0, "one thread never waits for another: %s", r.out);
     }
@@ -397,6 +429,9 @@ Test(bench_sweep, breakdown)
     RUN(&r, NULL, "bench", "-m", model(), "-p", "8", "-n", "4", "-r", "1", "--bw-mib", "16",
         "--breakdown");
     cr_expect(strstr(r.out, "per decode step: products "), "%s", r.out);
+    cr_expect(strstr(r.out, "products by kind, per decode step") &&
+                  strstr(r.out, "\n  F32 64x172 + F32 64x172 "),
+              "%s", r.out);
 }
 
 /* The cached keys and values a decode step reads join the weights in a

@@ -171,6 +171,15 @@ static bool parse_list(const char *flag, const char *s, long long lo, long long 
     return true;
 }
 
+/* --breakdown: one kind of product (gl_trace_kind), per decode step: its
+ * regions and ms, the GB/s of weights over all of them, and the 10th, 50th
+ * and 90th percentiles of its regions' own GB/s (a median near the probe
+ * with a low mean: the machine's stalls; a low median: the kernel's) */
+typedef struct bench_kind {
+    char name[128];
+    double regions, ms, gbs, gbs_p10, gbs_p50, gbs_p90;
+} bench_kind;
+
 typedef struct bench_row {
     const char *model;
     char model_name[128], model_type[32], label[192];
@@ -190,6 +199,8 @@ typedef struct bench_row {
     bool has_bd;
     double bd_product_ms, bd_product_gbs, bd_other_ms, bd_serial_ms, bd_wait_ms, bd_regions;
     double bd_sample_ms;
+    int bd_n_kinds; /* the products by kind, most time first */
+    bench_kind bd_kinds[GL_TRACE_KINDS];
     double *series; /* per-token decode latency of the last repetition */
 } bench_row;
 
@@ -290,6 +301,55 @@ static void free_run(bench_run *b)
     free(b->logits);
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_kind_ms(const void *a, const void *b)
+{
+    const double x = ((const bench_kind *)a)->ms, y = ((const bench_kind *)b)->ms;
+    return (x < y) - (x > y);
+}
+
+/* "Q4_K 2048x2048 + Q4_K 2048x256 + Q6_K 2048x256": each product's type
+ * and its n_in x rows, as bench/matvec names shapes */
+static void kind_name(const gl_trace_kind *k, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (int j = 0; j < 3 && k->type[j] >= 0 && len < cap; j++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s %dx%d", j ? " + " : "",
+                                gl_type_name(k->type[j]), (int)k->n_in, (int)k->rows[j]);
+}
+
+/* The trace's kinds into row, per decode step, most time first. */
+static gl_status kinds_of(const gl_region_trace *t, double steps, bench_row *row, gl_error *err)
+{
+    float *s = malloc(sizeof(float) * GL_TRACE_KIND_SAMPLES);
+    if (!s)
+        return gl_fail(err, GL_ERR_NOMEM, "out of memory");
+    row->bd_n_kinds = t->n_kinds;
+    for (int i = 0; i < t->n_kinds; i++) {
+        const gl_trace_kind_stats *k = &t->kinds[i];
+        bench_kind *o = &row->bd_kinds[i];
+        kind_name(&k->kind, o->name, sizeof o->name);
+        o->regions = (double)k->regions / steps;
+        o->ms = (double)k->ns * 1e-6 / steps;
+        o->gbs = k->ns ? (double)k->bytes / (double)k->ns : 0;
+        const int n = (int)k->n_samples;
+        memcpy(s, k->gbs, (size_t)n * sizeof *s);
+        qsort(s, (size_t)n, sizeof *s, cmp_float);
+        o->gbs_p10 = n ? s[(int)(0.1 * (n - 1) + 0.5)] : 0;
+        o->gbs_p50 = n ? s[(int)(0.5 * (n - 1) + 0.5)] : 0;
+        o->gbs_p90 = n ? s[(int)(0.9 * (n - 1) + 0.5)] : 0;
+    }
+    qsort(row->bd_kinds, (size_t)row->bd_n_kinds, sizeof *row->bd_kinds, cmp_kind_ms);
+    free(s);
+    return GL_OK;
+}
+
 /* Measures one configuration into row (model fields already set). */
 static gl_status run_config(gl_model *m, const gl_model_info *info, int cache_type, bool breakdown,
                             bench_row *row, gl_error *err)
@@ -366,6 +426,8 @@ static gl_status run_config(gl_model *m, const gl_model_info *info, int cache_ty
         row->bd_wait_ms = (double)t->wait_ns * 1e-6 / steps;
         row->bd_regions = (double)t->regions / steps;
         row->bd_sample_ms = b.sample_s * 1e3 / steps;
+        if ((st = kinds_of(t, steps, row, err)))
+            goto done;
     }
     memcpy(row->series, lat + (size_t)(reps - 1) * (size_t)b.n, (size_t)b.n * sizeof *lat);
     mean_std(pre, reps, &row->pre_mean, &row->pre_std);
@@ -444,9 +506,21 @@ static void json_row(const bench_row *r, bool series)
     if (r->has_bd)
         printf(", \"breakdown\": {\"product_ms\": %.4f, \"product_gbs\": %.3f, \"other_ms\": %.4f, "
                "\"serial_ms\": %.4f, \"sample_ms\": %.4f, \"wait_thread_ms\": %.4f, "
-               "\"regions\": %.1f}",
+               "\"regions\": %.1f",
                r->bd_product_ms, r->bd_product_gbs, r->bd_other_ms, r->bd_serial_ms,
                r->bd_sample_ms, r->bd_wait_ms, r->bd_regions);
+    if (r->has_bd) {
+        printf(", \"products\": [");
+        for (int i = 0; i < r->bd_n_kinds; i++) {
+            const bench_kind *k = &r->bd_kinds[i];
+            printf("%s{\"kind\": ", i ? ", " : "");
+            json_write_str(stdout, k->name, strlen(k->name));
+            printf(", \"regions\": %.2f, \"ms\": %.4f, \"gbs\": %.3f, \"gbs_p10\": %.3f, "
+                   "\"gbs_p50\": %.3f, \"gbs_p90\": %.3f}",
+                   k->regions, k->ms, k->gbs, k->gbs_p10, k->gbs_p50, k->gbs_p90);
+        }
+        printf("]}");
+    }
     if (series) {
         printf(", \"latency_series_ms\": [");
         for (int i = 0; i < r->n_gen; i++)
@@ -551,6 +625,14 @@ static void print_legacy(const bench_row *r)
                "%.0f regions\n",
                r->bd_product_ms, r->bd_product_gbs, r->bd_other_ms, r->bd_serial_ms,
                r->bd_sample_ms, r->bd_wait_ms, r->bd_regions);
+    if (r->has_bd && r->bd_n_kinds)
+        printf("products by kind, per decode step (regions, ms, GB/s of weights; each region's "
+               "GB/s p10 / median / p90):\n");
+    for (int i = 0; r->has_bd && i < r->bd_n_kinds; i++) {
+        const bench_kind *k = &r->bd_kinds[i];
+        printf("  %-44s %5.1f %8.3f ms %6.1f GB/s  %5.1f / %5.1f / %5.1f\n", k->name, k->regions,
+               k->ms, k->gbs, k->gbs_p10, k->gbs_p50, k->gbs_p90);
+    }
 }
 
 /* Labels naming what varies across the sweep; with `skip` ('t' or 'p')
@@ -646,8 +728,10 @@ int cmd_bench(int argc, char **argv)
                    "configuration); --batch B decodes B sequences at once; --breakdown splits a\n"
                    "decode step into matrix products (and their GB/s), other parallel regions,\n"
                    "serial steps (the sampler's share named) and the threads' waits at region\n"
-                   "ends. Decode is reported against the roofline bandwidth / weight bytes per\n"
-                   "token, and (\"with KV\") bandwidth / (weights + KV cache bytes a step reads),\n"
+                   "ends, then lists the products by kind (types and n_in x rows; time and\n"
+                   "GB/s, each region's GB/s percentiles). Decode is reported against the\n"
+                   "roofline bandwidth / weight bytes per token, and (\"with KV\") bandwidth\n"
+                   "/ (weights + KV cache bytes a step reads),\n"
                    "the bandwidth probed before and after the runs (the higher counts; a warning\n"
                    "when the two differ by more than 20 %%).\n");
             return 0;
