@@ -17,6 +17,14 @@ typedef struct kx_xprep {
     int32_t iq4c[8]; /* -128 (bsums[2 j] + bsums[2 j + 1]): an IQ4_XS sub-block's (u = v + 128) */
 } kx_xprep;
 
+/* The lanes [*lo, *hi) of group g (rows g * rows ..) that rows [r0, r1)
+ * cover: a partial group at either end of a thread's share. */
+GL_ALWAYS_INLINE void kx_group_lanes(int r0, int r1, int g, int rows, int *lo, int *hi)
+{
+    *lo = r0 > g * rows ? r0 - g * rows : 0;
+    *hi = r1 - g * rows < rows ? r1 - g * rows : rows;
+}
+
 GL_ALWAYS_INLINE void kx_col_prep(const block_q8_K *xs, int kn, kx_xprep *xp)
 {
     for (int b = 0; b < kn; b++) {

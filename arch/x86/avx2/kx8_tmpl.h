@@ -299,8 +299,8 @@ static __attribute__((noinline)) void KX_ROWS_G(const void *w, size_t w_row_byte
                 for (int g = p0; g < p1; g++) {
                     const KX_WBLK *wb =
                         (const KX_WBLK *)((const char *)w + (size_t)g * w_row_bytes) + k0;
-                    const int lo = r0 > g * KX_ROWS ? r0 - g * KX_ROWS : 0;
-                    const int hi = r1 - g * KX_ROWS < KX_ROWS ? r1 - g * KX_ROWS : KX_ROWS;
+                    int lo, hi;
+                    kx_group_lanes(r0, r1, g, KX_ROWS, &lo, &hi);
                     float *ys[KX_C];
                     for (int c = 0; c < nc; c++)
                         ys[c] = yc[c] + (size_t)g * KX_ROWS;
@@ -349,8 +349,8 @@ GL_ALWAYS_INLINE void KX_CAT(KX_ROWS_S, _impl)(const void *w, size_t w_row_bytes
         }
         for (int g = g_lo; g < g_hi; g++) {
             const KX_WBLK *wb = (const KX_WBLK *)((const char *)w + (size_t)g * w_row_bytes) + k0;
-            const int lo = r0 > g * KX_ROWS ? r0 - g * KX_ROWS : 0;
-            const int hi = r1 - g * KX_ROWS < KX_ROWS ? r1 - g * KX_ROWS : KX_ROWS;
+            int lo, hi;
+            kx_group_lanes(r0, r1, g, KX_ROWS, &lo, &hi);
             const int first = k0 == 0;
             for (int c0 = 0; c0 < nb; c0 += KX_C) {
                 const int nc = nb - c0 < KX_C ? nb - c0 : KX_C;
@@ -433,8 +433,8 @@ static __attribute__((noinline)) void KX_CAT(KX_NAME, _rows_u)(const void *w, si
                                 gl_prefetch_in_order((const char *)(wb + b) + w_row_bytes + l, 1);
                         KX_UNPACK(wb + b, ub + (size_t)b * KX_UBYTES);
                     }
-                    const int lo = r0 > g * KX_ROWS ? r0 - g * KX_ROWS : 0;
-                    const int hi = r1 - g * KX_ROWS < KX_ROWS ? r1 - g * KX_ROWS : KX_ROWS;
+                    int lo, hi;
+                    kx_group_lanes(r0, r1, g, KX_ROWS, &lo, &hi);
                     const int first = k0 == 0;
                     for (int c0 = 0; c0 < ncb; c0 += KX_CU) {
                         const int nc = ncb - c0 < KX_CU ? ncb - c0 : KX_CU;
