@@ -187,4 +187,27 @@ GL_ALWAYS_INLINE void kx_pf_part(const kx_pf *pf, int part, int nparts, size_t b
     }
 }
 
+/* The weight stream of a tile body (kx8_tmpl.h KX_TILE_TPF): the lines of
+ * the block far bytes ahead (and, near set, those near bytes ahead into
+ * L1), asked for in nparts slices between the body's steps as decode does
+ * (kx_pf); NULL: the body streams nothing (a later column tile, reading the
+ * block from L1). */
+typedef struct kx_tpf {
+    const char *far, *near;
+    int far_t0;
+} kx_tpf;
+
+GL_ALWAYS_INLINE void kx_tpf_part(const kx_tpf *pf, int part, int nparts, size_t bytes)
+{
+    if (!pf)
+        return;
+    const size_t lines = (bytes + 63) / 64;
+    for (size_t l = lines * (size_t)part / (size_t)nparts;
+         l < lines * (size_t)(part + 1) / (size_t)nparts; l++) {
+        gl_prefetch_in_order(pf->far + 64 * l, pf->far_t0);
+        if (pf->near)
+            gl_prefetch_in_order(pf->near + 64 * l, 1);
+    }
+}
+
 #endif

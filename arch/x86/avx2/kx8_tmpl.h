@@ -35,6 +35,10 @@
  *                  prefetches its weight stream at the K-quant distances
  *                  (the tune's kx_far / kx_near) instead of the 32-element
  *                  layouts' (kx16_kv.h sets it for the 16-row layouts)
+ *   KX_TILE_TPF    (optional, with KX_TILE_PF_KQ) KX_ISUMS takes a last
+ *                  argument, a const kx_tpf * (kx8.h; NULL: none), and
+ *                  issues the stream's prefetches between its steps; tiles
+ *                  of three or more columns pass one (kx16_kv.h sets it)
  *
  * As x8_tmpl.h, it defines one kernel per decode tune, KX_NAME_<tune>, and
  * KX_NAME_tuned[GL_TUNE_COUNT]: the tune sets the prefetch distances and
@@ -170,18 +174,32 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const uint8_t *ub, const block_
         const KX_WBLK *blk = wb + b;
         /* the first column tile streams the weights (KX_TILE_PF_KQ: at
          * which distances; the tune's tile_far: far lines only) */
+#ifdef KX_TILE_TPF
+        /* KX_TILE_TPF: from three columns, whose bodies outlast the
+         * stream, the block's lines are asked for in slices between the
+         * body's steps (kx_tpf); a burst of them fills the miss buffers and
+         * the body waits. Below, the stream is what counts, and one burst
+         * a block keeps more lines in flight. */
+        const int spread = nc >= 3;
+        const kx_tpf tpf = { (const char *)blk + gl_tunes[tune].kx_far,
+                             tile_far ? NULL : (const char *)blk + gl_tunes[tune].kx_near,
+                             gl_tunes[tune].far_t0 };
+#else
+        const int spread = 0;
+#endif
 #if KX_TILE_PF_KQ
-        if (stream && tile_far) {
+        if (stream && !spread && tile_far) {
             for (size_t l = 0; l < sizeof(KX_WBLK); l += 64)
                 gl_prefetch_in_order((const char *)blk + gl_tunes[tune].kx_far + l,
                                      gl_tunes[tune].far_t0);
-        } else if (stream) {
+        } else if (stream && !spread) {
             const kx_pf pf = { (const char *)blk + gl_tunes[tune].kx_far,
                                (const char *)blk + gl_tunes[tune].kx_near, gl_tunes[tune].far_t0,
                                0 };
             kx_pf_part(&pf, 0, 1, sizeof(KX_WBLK));
         }
 #else
+        (void)spread;
         if (stream && tile_far) {
             for (size_t l = 0; l < sizeof(KX_WBLK); l += 64)
                 gl_prefetch_far(tune, (const char *)blk + gl_tunes[tune].pf_far + l);
@@ -204,7 +222,11 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const uint8_t *ub, const block_
             KX_ISUMS_U(blk, ub + (size_t)b * KX_UBYTES, xq, xpp, isum, imin, nc);
         else
 #endif
-            KX_ISUMS(blk, xq, xpp, isum, imin, nc);
+#ifdef KX_TILE_TPF
+            KX_ISUMS(blk, xq, xpp, isum, imin, nc, spread && stream ? &tpf : NULL);
+#else
+        KX_ISUMS(blk, xq, xpp, isum, imin, nc);
+#endif
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
             acc[c] = KX_CAT(KX_NAME, _step)(acc[c], isum[c], imin[c], blk, xpp[c]->dx);
@@ -534,6 +556,7 @@ GL_TUNED_MATMULS(KX_LINK, KX_NAME, KX_IMPL)
 #undef KX_HAS_MIN
 #undef KX_ROWS
 #undef KX_TILE_PF_KQ
+#undef KX_TILE_TPF
 #undef KX_PF_BLOCKS
 #undef KX_HW_PF
 #undef KV_PS

@@ -8,6 +8,7 @@
  * unchanged; the AVX2 8-row layouts, compute-bound, lost up to 9 % at
  * batch 4 that way (bench/RESULTS.md 2026-12-03). */
 #define KX_TILE_PF_KQ 1
+#define KX_TILE_TPF   1
 /* decode may leave the stream to the hardware prefetcher (the tune's
  * hw_decode): on a Zen 4, 1 thread, Q4_Kx16 74-87 % and Q6_Kx16 77-89 % of
  * the probe against 65-72 % with 4 prefetched streams */

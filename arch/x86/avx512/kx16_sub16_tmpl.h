@@ -1,7 +1,8 @@
 /* Template: the integer sums of the x16 layouts whose super-block is 16
  * sub-blocks of 16 (Q2_K, Q3_K, Q6_K; src/quant.h), one zmm lane per row,
- * in the two forms kx8_tmpl.h takes: KS_ISUMS (nc columns, the tile path)
- * and KS_ISUMS1 (one column, decode, with the stream's prefetches).
+ * in the two forms kx8_tmpl.h takes: KS_ISUMS (nc columns, the tile path,
+ * with its stream's prefetches tpf: kx8_tmpl.h KX_TILE_TPF) and KS_ISUMS1
+ * (one column, decode, with the stream's prefetches).
  * Included once per type, with:
  *   KS_ISUMS, KS_ISUMS1  names of the two generated functions
  *   KS_WBLK              the layout's block type
@@ -51,7 +52,8 @@
 #define KS_MAX_C 8
 GL_ALWAYS_INLINE void KS_CAT(KS_ISUMS, _at)(const KS_WBLK *blk, const uint8_t *ub,
                                             const int8_t *const *xq, const kx_xprep *const *xp,
-                                            __m512i *isum, __m512i *imin, const int nc)
+                                            __m512i *isum, __m512i *imin, const int nc,
+                                            const kx_tpf *tpf)
 {
     const int8_t *xo[KS_MAX_C];
 #pragma GCC unroll 8
@@ -75,6 +77,11 @@ GL_ALWAYS_INLINE void KS_CAT(KS_ISUMS, _at)(const KS_WBLK *blk, const uint8_t *u
 #pragma GCC unroll 4
                 for (int kk = 0; kk < 4; kk += KS_KSTEP) {
                     const int k = 4 * half + kk;
+                    /* step of the block's 4 (h, half) x 4 / sp passes x
+                     * 4 / KS_KSTEP unit steps */
+                    const int step =
+                        ((2 * h + half) * (4 / sp) + s0 / sp) * (4 / KS_KSTEP) + kk / KS_KSTEP;
+                    kx_tpf_part(tpf, step, 16 / sp * (4 / KS_KSTEP), sizeof(KS_WBLK));
                     __m512i u[4 * KS_KSTEP];
                     if (ub) {
 #pragma GCC unroll 2
@@ -123,9 +130,9 @@ GL_ALWAYS_INLINE void KS_CAT(KS_ISUMS, _at)(const KS_WBLK *blk, const uint8_t *u
 
 GL_ALWAYS_INLINE void KS_ISUMS(const KS_WBLK *blk, const int8_t *const *xq,
                                const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
-                               const int nc)
+                               const int nc, const kx_tpf *tpf)
 {
-    KS_CAT(KS_ISUMS, _at)(blk, NULL, xq, xp, isum, imin, nc);
+    KS_CAT(KS_ISUMS, _at)(blk, NULL, xq, xp, isum, imin, nc, tpf);
 }
 
 #ifdef KS_UNPACK
@@ -151,7 +158,7 @@ GL_ALWAYS_INLINE void KS_ISUMS_U(const KS_WBLK *blk, const uint8_t *ub, const in
                                  const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
                                  const int nc)
 {
-    KS_CAT(KS_ISUMS, _at)(blk, ub, xq, xp, isum, imin, nc);
+    KS_CAT(KS_ISUMS, _at)(blk, ub, xq, xp, isum, imin, nc, NULL);
 }
 #endif
 

@@ -1,7 +1,8 @@
 /* Template: the integer sums of the x16 layouts whose super-block is 8
  * sub-blocks of 32 (src/quant.h: Q4_K, Q5_K, IQ4_XS), one zmm lane per row,
- * in the two forms kx8_tmpl.h takes: KP_ISUMS (nc columns, the tile path)
- * and KP_ISUMS1 (one column, decode, with the stream's prefetches).
+ * in the two forms kx8_tmpl.h takes: KP_ISUMS (nc columns, the tile path,
+ * with its stream's prefetches tpf: kx8_tmpl.h KX_TILE_TPF) and KP_ISUMS1
+ * (one column, decode, with the stream's prefetches).
  * Included once per type, with:
  *   KP_ISUMS, KP_ISUMS1  names of the two generated functions
  *   KP_WBLK              the layout's block type
@@ -30,7 +31,7 @@
 /* Tile path: one pair of sub-blocks for nc columns at a time. */
 GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
                                const kx_xprep *const *xp, __m512i *isum, __m512i *imin,
-                               const int nc)
+                               const int nc, const kx_tpf *tpf)
 {
     const int8_t *xo[KX_C];
 #pragma GCC unroll 8
@@ -48,6 +49,7 @@ GL_ALWAYS_INLINE void KP_ISUMS(const KP_WBLK *blk, const int8_t *const *xq,
         }
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
+            kx_tpf_part(tpf, 8 * i + k, 32, sizeof(KP_WBLK));
             __m512i lo, hi;
             KP_UNITS(blk, i, k, lo, hi, 1);
 #pragma GCC unroll 8
