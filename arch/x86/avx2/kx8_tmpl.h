@@ -184,8 +184,10 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const uint8_t *ub, const block_
         const kx_tpf tpf = { (const char *)blk + gl_tunes[tune].kx_far,
                              tile_far ? NULL : (const char *)blk + gl_tunes[tune].kx_near,
                              gl_tunes[tune].far_t0 };
+#define KX_TPF_ARG , (spread && stream ? &tpf : NULL)
 #else
         const int spread = 0;
+#define KX_TPF_ARG
 #endif
 #if KX_TILE_PF_KQ
         if (stream && !spread && tile_far) {
@@ -222,11 +224,7 @@ GL_ALWAYS_INLINE void KX_TILE(const KX_WBLK *wb, const uint8_t *ub, const block_
             KX_ISUMS_U(blk, ub + (size_t)b * KX_UBYTES, xq, xpp, isum, imin, nc);
         else
 #endif
-#ifdef KX_TILE_TPF
-            KX_ISUMS(blk, xq, xpp, isum, imin, nc, spread && stream ? &tpf : NULL);
-#else
-        KX_ISUMS(blk, xq, xpp, isum, imin, nc);
-#endif
+            KX_ISUMS(blk, xq, xpp, isum, imin, nc KX_TPF_ARG);
 #pragma GCC unroll 8
         for (int c = 0; c < nc; c++)
             acc[c] = KX_CAT(KX_NAME, _step)(acc[c], isum[c], imin[c], blk, xpp[c]->dx);
@@ -557,6 +555,7 @@ GL_TUNED_MATMULS(KX_LINK, KX_NAME, KX_IMPL)
 #undef KX_ROWS
 #undef KX_TILE_PF_KQ
 #undef KX_TILE_TPF
+#undef KX_TPF_ARG
 #undef KX_PF_BLOCKS
 #undef KX_HW_PF
 #undef KV_PS
